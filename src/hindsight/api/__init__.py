@@ -1,0 +1,1 @@
+"""The HTTP interface: FastAPI app, thin routes over the services."""

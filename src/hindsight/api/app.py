@@ -1,0 +1,53 @@
+"""The FastAPI application: REST under /v1, probes, docs."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from hindsight import __version__, core
+from hindsight.api import errors
+from hindsight.api.body_limit import BodyLimit
+from hindsight.api.routes import health, memories, recall, sessions
+from hindsight.config import Settings
+
+log = logging.getLogger(__name__)
+
+DESCRIPTION = """
+Memory for LLM agents. **Working memory** holds the steps of a running session;
+**long-term memory** holds key/value claims whose confidence grows each time they are
+observed again, recalled by relevance × confidence × log(access), with every score explained.
+
+Every `/v1` call needs `Authorization: Bearer <api key>`. Errors always look like
+`{"error": {"code": ..., "message": ..., "details": ...}}`, and the message says what to fix.
+"""
+
+
+def create_app(settings: Settings, *, database_url: str, redis_url: str | None) -> FastAPI:
+    """An app that connects to the given stores when it starts (the schema must exist)."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        hindsight = await core.start(settings, database_url=database_url, redis_url=redis_url)
+        app.state.hindsight = hindsight
+        try:
+            yield
+        finally:
+            await hindsight.aclose()
+
+    app = FastAPI(
+        title="Hindsight",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    errors.install(app)
+    app.include_router(health.router)
+    app.include_router(memories.router)
+    app.include_router(recall.router)
+    app.include_router(sessions.router)
+    return app

@@ -1,0 +1,87 @@
+"""Refuse request bodies over the limit with our usual JSON error, before reading them."""
+
+from __future__ import annotations
+
+import json
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _body(limit: int) -> bytes:
+    return json.dumps(
+        {
+            "error": {
+                "code": "payload_too_large",
+                "message": f"request body too large: at most {limit} bytes; "
+                "send fewer memories per batch",
+                "details": {"max_bytes": limit},
+            }
+        }
+    ).encode()
+
+
+class BodyLimit:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def _refuse(self, send: Send) -> None:
+        body = _body(self.max_bytes)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
+                await self._refuse(send)
+                return
+        seen = 0
+        started = False
+        exceeded = False
+
+        async def counting_receive() -> Message:
+            nonlocal seen, exceeded
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    exceeded = True
+                    raise _TooLarge
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            # Whatever the app makes of the aborted read (FastAPI answers 400), the client
+            # gets the 413 that explains it.
+            nonlocal started
+            if exceeded:
+                if message["type"] == "http.response.start" and not started:
+                    started = True
+                    await self._refuse(send)
+                return
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, counting_receive, tracking_send)
+        except _TooLarge:
+            if not started:
+                started = True
+                await self._refuse(send)

@@ -1,0 +1,70 @@
+"""FastAPI dependencies: the running service, the caller, and checked path parameters."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from fastapi import Depends, Path, Request
+
+from hindsight import limits
+from hindsight.core import Hindsight
+from hindsight.errors import InvalidInput
+from hindsight.services.auth import Principal
+
+_NAMESPACE = re.compile(limits.NAMESPACE_PATTERN)
+_SESSION = re.compile(limits.SESSION_ID_PATTERN)
+
+
+def get_core(request: Request) -> Hindsight:
+    core: Hindsight = request.app.state.hindsight
+    return core
+
+
+CoreDep = Annotated[Hindsight, Depends(get_core)]
+
+
+async def get_principal(request: Request, core: CoreDep) -> Principal:
+    principal = await core.auth.authenticate(request.headers.get("authorization"))
+    request.state.principal = principal
+    return principal
+
+
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+def check_namespace(namespace: str) -> str:
+    if not _NAMESPACE.match(namespace):
+        raise InvalidInput(
+            f"namespace: {namespace!r} is not a namespace; use 1-64 characters of letters, "
+            "digits, '.', '_' and '-', starting with a letter or digit"
+        )
+    return namespace
+
+
+def check_session_id(session_id: str) -> str:
+    if not _SESSION.match(session_id):
+        raise InvalidInput(
+            f"session_id: {session_id!r} is not a session id; use 1-128 characters of "
+            "letters, digits, '.', '_', ':' and '-', starting with a letter or digit"
+        )
+    return session_id
+
+
+async def get_namespace(
+    namespace: Annotated[str, Path(description="Agent, user or tenant.")],
+    principal: PrincipalDep,
+) -> str:
+    check_namespace(namespace)
+    principal.require(namespace)
+    return namespace
+
+
+NamespaceDep = Annotated[str, Depends(get_namespace)]
+
+
+def get_session_id(session_id: Annotated[str, Path(description="Client-chosen id.")]) -> str:
+    return check_session_id(session_id)
+
+
+SessionIdDep = Annotated[str, Depends(get_session_id)]

@@ -1,0 +1,133 @@
+"""Every error the API returns has one shape: {"error": {"code", "message", "details"}}.
+
+One handler per kind of error; routes never catch to translate.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import psycopg
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from hindsight.errors import HindsightError, Unavailable
+
+log = logging.getLogger(__name__)
+
+
+def error_response(
+    status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": code, "message": message, "details": details}},
+        status_code=status,
+        headers=headers,
+    )
+
+
+def field_path(loc: tuple[Any, ...] | list[Any]) -> str:
+    """('body', 'memories', 3, 'key') -> 'memories[3].key'."""
+    parts = list(loc)
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "body"
+
+
+def _describe(error: dict[str, Any]) -> str:
+    message = str(error.get("msg", "invalid"))
+    message = message.removeprefix("Value error, ")
+    if error.get("type") == "json_invalid":
+        detail = (error.get("ctx") or {}).get("error")
+        return f"body: not valid JSON ({detail})" if detail else "body: not valid JSON"
+    if error.get("type") == "extra_forbidden":
+        message = "unknown field; check its spelling against /docs"
+    if error.get("type") == "missing":
+        message = "required"
+    return f"{field_path(error.get('loc', ()))}: {message}"
+
+
+async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+    errors = list(exc.errors())
+    described = [_describe(e) for e in errors]
+    message = "; ".join(described[:5])
+    if len(described) > 5:
+        message += f"; and {len(described) - 5} more"
+    details = [
+        {"field": field_path(e.get("loc", ())), "message": d, "type": e.get("type")}
+        for e, d in zip(errors, described, strict=True)
+    ]
+    return error_response(422, "invalid_input", message, details)
+
+
+async def _hindsight(request: Request, exc: HindsightError) -> JSONResponse:
+    headers = None
+    if isinstance(exc, Unavailable):
+        headers = {"Retry-After": str(exc.retry_after)}
+    if exc.status >= 500:
+        log.warning("%s %s: %s", request.method, request.url.path, exc.message)
+    return error_response(exc.status, exc.code, exc.message, exc.details, headers)
+
+
+async def _database_down(request: Request, exc: psycopg.OperationalError) -> JSONResponse:
+    log.warning("database error on %s %s: %s", request.method, request.url.path, exc)
+    return error_response(
+        503,
+        "unavailable",
+        "PostgreSQL is unreachable; try again shortly",
+        headers={"Retry-After": "2"},
+    )
+
+
+async def _pool_timeout(request: Request, exc: Exception) -> JSONResponse:
+    return error_response(
+        503,
+        "unavailable",
+        "all database connections are busy or PostgreSQL is down; try again shortly",
+        headers={"Retry-After": "1"},
+    )
+
+
+async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    codes = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
+    message = str(exc.detail)
+    if exc.status_code == 400 and message == "There was an error parsing the body":
+        # FastAPI's answer to a body that is not UTF-8 (JSON errors already reach _validation)
+        return error_response(
+            422, "invalid_input", "body: not valid UTF-8; send JSON encoded as UTF-8"
+        )
+    if exc.status_code == 404 and message == "Not Found":
+        message = f"no such endpoint: {request.method} {request.url.path}; see /docs"
+    if exc.status_code == 413:
+        message = "request body too large; send fewer memories per batch"
+    return error_response(
+        exc.status_code,
+        codes.get(exc.status_code, "http_error"),
+        message,
+        headers=getattr(exc, "headers", None),
+    )
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return error_response(500, "internal_error", "internal error; the server log has details")
+
+
+def install(app: FastAPI) -> None:
+    from psycopg_pool import PoolTimeout
+
+    app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
+    app.add_exception_handler(HindsightError, _hindsight)  # type: ignore[arg-type]
+    app.add_exception_handler(psycopg.OperationalError, _database_down)  # type: ignore[arg-type]
+    app.add_exception_handler(PoolTimeout, _pool_timeout)
+    app.add_exception_handler(StarletteHTTPException, _http)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, _unexpected)

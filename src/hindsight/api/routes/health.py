@@ -1,0 +1,48 @@
+"""Liveness and readiness probes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from hindsight.api.deps import CoreDep
+from hindsight.db import migrate
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz")
+async def healthz() -> dict[str, str]:
+    """The process is alive."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz")
+async def readyz(core: CoreDep) -> JSONResponse:
+    """PostgreSQL and Redis reachable, schema current: 200; otherwise 503 saying which."""
+    checks: dict[str, Any] = {}
+    try:
+        async with core.pool.connection(timeout=2.0) as conn:
+            cur = await conn.execute("SELECT version_num FROM alembic_version")
+            row = await cur.fetchone()
+        checks["postgres"] = "ok"
+        head = migrate.head_revision()
+        checks["schema"] = (
+            "current"
+            if row and row["version_num"] == head
+            else (f"at {row['version_num'] if row else 'none'}, needs {head}")
+        )
+    except Exception as exc:
+        checks["postgres"] = f"unreachable: {type(exc).__name__}"
+        checks["schema"] = "unknown"
+    if not core.hot.configured:
+        checks["redis"] = "not configured"
+    else:
+        checks["redis"] = "ok" if await core.hot.ping() else "unreachable"
+    ready = checks["postgres"] == "ok" and checks["schema"] == "current" and checks["redis"] == "ok"
+    return JSONResponse(
+        {"status": "ready" if ready else "not ready", "checks": checks},
+        status_code=200 if ready else 503,
+    )

@@ -1,0 +1,167 @@
+"""Long-term memories: observe (batch or one), list, read, edit, delete, history."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Response, status
+
+from hindsight import limits
+from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
+from hindsight.api.schemas import (
+    BatchIn,
+    BatchOut,
+    HistoryEntry,
+    HistoryOut,
+    MemoryIn,
+    MemoryOut,
+    MemoryPage,
+    MemoryPatch,
+    MemoryType,
+    ObserveResult,
+)
+from hindsight.services.memory import Observation, Outcome
+from hindsight.stores.filters import MemoryFilter
+
+router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["memories"])
+
+
+def _observation(m: MemoryIn) -> Observation:
+    return Observation(
+        key=m.key,
+        value=m.value,
+        memory_type=m.memory_type,
+        source=m.source,
+        confidence=m.confidence,
+        importance=m.importance,
+        tags=m.tags,
+        metadata=m.metadata,
+        verified=m.verified,
+        permanent=m.permanent,
+    )
+
+
+def _result(o: Outcome) -> ObserveResult:
+    return ObserveResult(
+        id=o.id,
+        key=o.key,
+        outcome=o.outcome,  # type: ignore[arg-type]
+        confidence=o.confidence,
+        observation_count=o.observation_count,
+        memory_type=o.memory_type,  # type: ignore[arg-type]
+    )
+
+
+@router.post(
+    "/memories:batch",
+    response_model=BatchOut,
+    responses={
+        200: {"description": "Every item reinforced or superseded an existing memory."},
+        201: {"description": "At least one memory was created."},
+    },
+)
+async def observe_batch(
+    body: BatchIn,
+    namespace: NamespaceDep,
+    principal: PrincipalDep,
+    core: CoreDep,
+    response: Response,
+) -> BatchOut:
+    """Store or reinforce up to 1,000 memories in one transaction; one result per item,
+    in order."""
+    outcomes = await core.memories.observe(
+        namespace, [_observation(m) for m in body.memories], actor=principal.name
+    )
+    if any(o.outcome == "created" for o in outcomes):
+        response.status_code = status.HTTP_201_CREATED
+    return BatchOut(results=[_result(o) for o in outcomes])
+
+
+@router.post("/memories", response_model=ObserveResult, status_code=201)
+async def observe_one(
+    body: MemoryIn,
+    namespace: NamespaceDep,
+    principal: PrincipalDep,
+    core: CoreDep,
+    response: Response,
+) -> ObserveResult:
+    """Store or reinforce one memory (201 when created, 200 otherwise)."""
+    (outcome,) = await core.memories.observe(namespace, [_observation(body)], actor=principal.name)
+    if outcome.outcome != "created":
+        response.status_code = status.HTTP_200_OK
+    return _result(outcome)
+
+
+@router.get("/memories", response_model=MemoryPage)
+async def list_memories(
+    namespace: NamespaceDep,
+    core: CoreDep,
+    limit: Annotated[int, Query(ge=1, le=limits.LIST_LIMIT_MAX)] = 100,
+    cursor: Annotated[str | None, Query(max_length=64)] = None,
+    memory_type: Annotated[list[MemoryType] | None, Query()] = None,
+    tag: Annotated[list[str] | None, Query(max_length=limits.TAGS_MAX)] = None,
+    min_confidence: Annotated[float | None, Query(ge=0, le=1)] = None,
+    key: Annotated[str | None, Query(max_length=limits.KEY_MAX_CHARS)] = None,
+    key_prefix: Annotated[str | None, Query(max_length=limits.KEY_MAX_CHARS)] = None,
+    status_: Annotated[Literal["active", "archived", "all"], Query(alias="status")] = "active",
+) -> MemoryPage:
+    """Memories in creation order. Follow `next_cursor` to visit every one exactly once."""
+    f = MemoryFilter(
+        memory_types=tuple(memory_type or ()),
+        tags_all=tuple(tag or ()),
+        min_confidence=min_confidence,
+        key=key,
+        key_prefix=key_prefix,
+        status=None if status_ == "all" else status_,
+    )
+    rows, next_cursor = await core.memories.list_page(namespace, f, limit=limit, cursor=cursor)
+    return MemoryPage(memories=[MemoryOut.model_validate(r) for r in rows], next_cursor=next_cursor)
+
+
+@router.get("/memories/{memory_id}", response_model=MemoryOut)
+async def get_memory(memory_id: uuid.UUID, namespace: NamespaceDep, core: CoreDep) -> MemoryOut:
+    return MemoryOut.model_validate(await core.memories.get(namespace, memory_id))
+
+
+@router.patch("/memories/{memory_id}", response_model=MemoryOut)
+async def update_memory(
+    memory_id: uuid.UUID,
+    body: MemoryPatch,
+    namespace: NamespaceDep,
+    principal: PrincipalDep,
+    core: CoreDep,
+) -> MemoryOut:
+    """Edit fields. A new value is a new claim: re-embedded, and its confidence starts
+    over unless the edit sets one. The change is recorded in history."""
+    changes = {name: getattr(body, name) for name in body.model_fields_set}
+    row = await core.memories.update(namespace, memory_id, changes, actor=principal.name)
+    return MemoryOut.model_validate(row)
+
+
+@router.delete("/memories/{memory_id}", status_code=204)
+async def delete_memory(
+    memory_id: uuid.UUID, namespace: NamespaceDep, principal: PrincipalDep, core: CoreDep
+) -> Response:
+    """Delete a memory; its history (ending with a `deleted` entry) is kept."""
+    await core.memories.delete(namespace, memory_id, actor=principal.name)
+    return Response(status_code=204)
+
+
+@router.get("/memories/{memory_id}/history", response_model=HistoryOut)
+async def memory_history(
+    memory_id: uuid.UUID, namespace: NamespaceDep, core: CoreDep
+) -> HistoryOut:
+    """Every change, oldest first, with the value and confidence the memory had after it."""
+    rows = await core.memories.history(namespace, memory_id)
+    entries = []
+    for r in rows:
+        deleted = r["change"] == "deleted"
+        entries.append(
+            HistoryEntry(
+                **r,
+                value=r["old_value"] if deleted else r["new_value"],
+                confidence=r["old_confidence"] if deleted else r["new_confidence"],
+            )
+        )
+    return HistoryOut(memory_id=memory_id, history=entries)

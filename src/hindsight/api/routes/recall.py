@@ -1,0 +1,64 @@
+"""Recall: ranked, explained retrieval; and the log of past recalls."""
+
+from __future__ import annotations
+
+import uuid
+
+from fastapi import APIRouter
+
+from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
+from hindsight.api.schemas import Components, RecallHit, RecallIn, RecallLogOut, RecallOut
+from hindsight.errors import InvalidInput, NotFound
+from hindsight.stores.filters import MemoryFilter
+
+router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["recall"])
+
+
+@router.post("/recall", response_model=RecallOut)
+async def recall(
+    body: RecallIn, namespace: NamespaceDep, principal: PrincipalDep, core: CoreDep
+) -> RecallOut:
+    """The `k` best memories for `query`, best first, each with its score and the
+    components of it: score = relevance × confidence × (1 + α·ln(1 + access_count))."""
+    for low, high in (("created_after", "created_before"), ("observed_after", "observed_before")):
+        a, b = getattr(body, low), getattr(body, high)
+        if a is not None and b is not None and a >= b:
+            raise InvalidInput(f"{low}: must be earlier than {high}")
+    f = MemoryFilter(
+        memory_types=tuple(body.memory_types or ()),
+        tags_all=tuple(body.tags or ()),
+        tags_any=tuple(body.tags_any or ()),
+        min_confidence=body.min_confidence,
+        created_after=body.created_after,
+        created_before=body.created_before,
+        observed_after=body.observed_after,
+        observed_before=body.observed_before,
+    )
+    result = await core.recall.recall(
+        namespace,
+        body.query,
+        k=body.k,
+        f=f,
+        actor=principal.name,
+        fusion=body.fusion,
+        keyword_weight=body.keyword_weight,
+        min_relevance=body.min_relevance,
+    )
+    return RecallOut(
+        recall_id=result.recall_id,
+        results=[
+            RecallHit.model_validate(
+                {**r.row, "score": r.score, "components": Components(**r.components)}
+            )
+            for r in result.results
+        ],
+    )
+
+
+@router.get("/recalls/{recall_id}", response_model=RecallLogOut)
+async def recall_log(recall_id: uuid.UUID, namespace: NamespaceDep, core: CoreDep) -> RecallLogOut:
+    """What a past recall was asked and returned, with every score: why the agent knew it."""
+    row = await core.recall.explain(namespace, recall_id)
+    if row is None:
+        raise NotFound(f"no recall {recall_id} in namespace {namespace!r}")
+    return RecallLogOut.model_validate({**row, "recall_id": row["id"]})

@@ -1,0 +1,136 @@
+"""Working memory: the steps of a session."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Response, status
+
+from hindsight import limits
+from hindsight.api.deps import CoreDep, NamespaceDep, SessionIdDep
+from hindsight.api.schemas import (
+    ContextOut,
+    EarlierStep,
+    SessionDeleted,
+    SessionOut,
+    StepIn,
+    StepOut,
+    StepPatch,
+    StepsOut,
+)
+from hindsight.api.validation import clean_text
+from hindsight.errors import InvalidInput
+
+router = APIRouter(prefix="/v1/namespaces/{namespace}/sessions/{session_id}", tags=["sessions"])
+
+
+def _step(session_id: str, row: dict[str, Any]) -> StepOut:
+    return StepOut.model_validate({**row, "session_id": session_id})
+
+
+@router.post("/steps", response_model=StepOut, status_code=201)
+async def append_step(
+    body: StepIn,
+    namespace: NamespaceDep,
+    session_id: SessionIdDep,
+    core: CoreDep,
+    response: Response,
+    idempotency_key: Annotated[
+        str | None, Header(max_length=limits.IDEMPOTENCY_KEY_MAX_CHARS)
+    ] = None,
+) -> StepOut:
+    """Append a step; the server assigns the next `step_index`. With an idempotency key
+    (body field or `Idempotency-Key` header), a retry returns the first step with 200."""
+    key = body.idempotency_key or idempotency_key
+    if body.idempotency_key and idempotency_key and body.idempotency_key != idempotency_key:
+        raise InvalidInput("idempotency_key: the body and the Idempotency-Key header disagree")
+    if key is not None:
+        try:
+            clean_text(key)
+        except ValueError as exc:
+            raise InvalidInput(f"idempotency_key: {exc}") from None
+    appended = await core.sessions.append(
+        namespace,
+        session_id,
+        content=body.content,
+        role=body.role,
+        summary=body.summary,
+        metadata=body.metadata,
+        ttl_seconds=body.ttl_seconds,
+        idempotency_key=key,
+    )
+    if appended.replayed:
+        response.status_code = status.HTTP_200_OK
+    return _step(session_id, appended.step)
+
+
+@router.get("/steps", response_model=StepsOut)
+async def recent_steps(
+    namespace: NamespaceDep,
+    session_id: SessionIdDep,
+    core: CoreDep,
+    recent: Annotated[int, Query(ge=1, le=limits.STEPS_RECENT_MAX)] = 20,
+) -> StepsOut:
+    """The newest `recent` live steps, in step order (empty for an unknown session)."""
+    rows = await core.sessions.recent(namespace, session_id, recent)
+    return StepsOut(session_id=session_id, steps=[_step(session_id, r) for r in rows])
+
+
+@router.get("/context", response_model=ContextOut)
+async def context(
+    namespace: NamespaceDep,
+    session_id: SessionIdDep,
+    core: CoreDep,
+    recent: Annotated[int, Query(ge=1, le=limits.STEPS_RECENT_MAX)] = 10,
+    max_chars: Annotated[int, Query(ge=0, le=limits.CONTEXT_MAX_CHARS)] = 8_000,
+) -> ContextOut:
+    """What to put in a prompt: the newest `recent` steps whole, and before them older
+    steps as summaries (their content while unsummarised), within `max_chars`."""
+    ctx = await core.sessions.context(namespace, session_id, recent=recent, max_chars=max_chars)
+    return ContextOut(
+        session_id=session_id,
+        recent=[_step(session_id, r) for r in ctx.recent],
+        earlier=[EarlierStep.model_validate(e) for e in ctx.earlier],
+        omitted_steps=ctx.omitted,
+    )
+
+
+@router.patch("/steps/{step_index}", response_model=StepOut)
+async def update_step(
+    step_index: int,
+    body: StepPatch,
+    namespace: NamespaceDep,
+    session_id: SessionIdDep,
+    core: CoreDep,
+) -> StepOut:
+    """Set (or clear, with null) the summary the context read uses for this step."""
+    row = await core.sessions.set_summary(namespace, session_id, step_index, body.summary)
+    return _step(session_id, row)
+
+
+def _session(row: dict[str, Any]) -> SessionOut:
+    return SessionOut.model_validate({**row, "step_count": row["next_step"]})
+
+
+@router.get("", response_model=SessionOut)
+async def get_session(
+    namespace: NamespaceDep, session_id: SessionIdDep, core: CoreDep
+) -> SessionOut:
+    return _session(await core.sessions.session(namespace, session_id))
+
+
+@router.post(":end", response_model=SessionOut)
+async def end_session(
+    namespace: NamespaceDep, session_id: SessionIdDep, core: CoreDep
+) -> SessionOut:
+    """Mark the session ended: it keeps its steps until they expire, and takes no more."""
+    return _session(await core.sessions.end(namespace, session_id))
+
+
+@router.delete("", response_model=SessionDeleted)
+async def delete_session(
+    namespace: NamespaceDep, session_id: SessionIdDep, core: CoreDep
+) -> SessionDeleted:
+    """Delete the session and all its steps, from Postgres and Redis."""
+    steps = await core.sessions.delete(namespace, session_id)
+    return SessionDeleted(session_id=session_id, deleted_steps=steps)

@@ -1,0 +1,290 @@
+"""Request and response bodies of the REST API (also the OpenAPI schema at /docs)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+
+from hindsight import limits
+from hindsight.api.validation import (
+    IdempotencyKey,
+    Key,
+    Metadata,
+    Query,
+    Role,
+    Source,
+    StepContent,
+    StepSummary,
+    Tag,
+    Value,
+)
+
+MemoryType = Literal["fact", "preference", "experience", "reflection", "relation"]
+Status = Literal["active", "archived"]
+
+
+class Strict(BaseModel):
+    """Unknown fields are refused, so a misspelt field is an error rather than ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- long-term memory -------------------------------------------------------------------
+
+
+class MemoryIn(Strict):
+    key: Key = Field(description="What the claim is about, e.g. `user.favorite_color`.")
+    value: Value = Field(description="The claim, e.g. `blue`.")
+    memory_type: MemoryType = "fact"
+    source: Source | None = Field(default=None, description="Who or what reported it.")
+    confidence: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Initial confidence when the key is new or its value changes "
+        "(default from HINDSIGHT_INITIAL_CONFIDENCE). Ignored on reinforcement.",
+    )
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    tags: list[Tag] = Field(default_factory=list, max_length=limits.TAGS_MAX)
+    metadata: Metadata = Field(default_factory=dict)
+    verified: bool = False
+    permanent: bool = False
+
+
+class BatchIn(Strict):
+    memories: list[MemoryIn] = Field(min_length=1, max_length=limits.BATCH_MAX)
+
+
+class ObserveResult(BaseModel):
+    id: uuid.UUID
+    key: str
+    outcome: Literal["created", "reinforced", "superseded"]
+    confidence: float
+    observation_count: int
+    memory_type: MemoryType
+
+
+class BatchOut(BaseModel):
+    results: list[ObserveResult]
+
+
+class MemoryOut(BaseModel):
+    id: uuid.UUID
+    key: str
+    value: str
+    memory_type: MemoryType
+    confidence: float
+    importance: float
+    access_count: int
+    observation_count: int
+    source: str | None
+    verified: bool
+    permanent: bool
+    status: Status
+    tags: list[str]
+    metadata: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    last_observed: datetime
+    last_accessed: datetime | None
+
+
+class MemoryPage(BaseModel):
+    memories: list[MemoryOut]
+    next_cursor: str | None
+
+
+class MemoryPatch(Strict):
+    key: Key | None = None
+    value: Value | None = None
+    memory_type: MemoryType | None = None
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    importance: float | None = Field(default=None, ge=0.0, le=1.0)
+    source: Source | None = None
+    tags: list[Tag] | None = Field(default=None, max_length=limits.TAGS_MAX)
+    metadata: Metadata | None = None
+    verified: bool | None = None
+    permanent: bool | None = None
+    status: Status | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> MemoryPatch:
+        if not self.model_fields_set:
+            raise ValueError("nothing to change: send at least one field")
+        for name in self.model_fields_set:
+            if getattr(self, name) is None and name != "source":
+                raise ValueError(f"{name}: may not be null")
+        return self
+
+
+class HistoryEntry(BaseModel):
+    sequence: int
+    change: str
+    key: str
+    memory_type: str
+    value: str | None = Field(description="Value after the change (before it, if deleted).")
+    confidence: float | None = Field(description="Confidence after the change.")
+    old_value: str | None
+    new_value: str | None
+    old_confidence: float | None
+    new_confidence: float | None
+    observation_count: int | None
+    source: str | None
+    actor: str | None
+    changed_at: datetime
+
+
+class HistoryOut(BaseModel):
+    memory_id: uuid.UUID
+    history: list[HistoryEntry]
+
+
+# --- recall -----------------------------------------------------------------------------
+
+
+class RecallIn(Strict):
+    query: Query
+    k: int = Field(default=10, ge=1, le=limits.K_MAX)
+    memory_types: list[MemoryType] | None = Field(default=None, max_length=5)
+    tags: list[Tag] | None = Field(
+        default=None, max_length=limits.TAGS_MAX, description="Memories with all these tags."
+    )
+    tags_any: list[Tag] | None = Field(
+        default=None, max_length=limits.TAGS_MAX, description="Memories with any of these tags."
+    )
+    min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    created_after: AwareDatetime | None = None
+    created_before: AwareDatetime | None = None
+    observed_after: AwareDatetime | None = None
+    observed_before: AwareDatetime | None = None
+    min_relevance: float = Field(default=0.0, ge=0.0, le=1.0)
+    fusion: Literal["linear", "rrf"] | None = None
+    keyword_weight: float | None = Field(default=None, ge=0.0, le=1.0)
+
+
+class Components(BaseModel):
+    similarity: float = Field(description="Cosine similarity of query and memory.")
+    keyword: float = Field(description="BM25 keyword match, 0..1 of the query's IDF mass.")
+    relevance: float = Field(description="Fusion of similarity and keyword.")
+    confidence: float
+    access_count: int = Field(description="Access count the score used (before this recall).")
+    access_boost: float = Field(description="1 + α·ln(1 + access_count).")
+    vector_rank: int | None
+    keyword_rank: int | None
+    fusion: str
+
+
+class RecallHit(BaseModel):
+    id: uuid.UUID
+    key: str
+    value: str
+    memory_type: MemoryType
+    confidence: float
+    observation_count: int
+    access_count: int
+    importance: float
+    tags: list[str]
+    metadata: dict[str, Any]
+    source: str | None
+    created_at: datetime
+    last_observed: datetime
+    score: float
+    components: Components
+
+
+class RecallOut(BaseModel):
+    recall_id: uuid.UUID
+    results: list[RecallHit]
+
+
+class RecallLogOut(BaseModel):
+    recall_id: uuid.UUID
+    query: str
+    k: int
+    filters: dict[str, Any]
+    results: list[dict[str, Any]]
+    actor: str | None
+    duration_ms: float | None
+    created_at: datetime
+
+
+# --- working memory ---------------------------------------------------------------------
+
+
+class StepIn(Strict):
+    content: StepContent
+    role: Role = "user"
+    summary: StepSummary | None = None
+    metadata: Metadata = Field(default_factory=dict)
+    ttl_seconds: int | None = Field(default=None, ge=1, le=limits.TTL_MAX_SECONDS)
+    idempotency_key: IdempotencyKey | None = Field(
+        default=None, description="Or the Idempotency-Key header: a retry returns the first step."
+    )
+
+
+class StepOut(BaseModel):
+    session_id: str
+    step_index: int
+    role: str
+    content: str
+    summary: str | None
+    metadata: dict[str, Any]
+    created_at: datetime
+    expires_at: datetime
+
+
+class StepsOut(BaseModel):
+    session_id: str
+    steps: list[StepOut]
+
+
+class StepPatch(Strict):
+    summary: StepSummary | None
+
+
+class EarlierStep(BaseModel):
+    step_index: int
+    role: str
+    text: str
+    summarized: bool
+    created_at: datetime
+
+
+class ContextOut(BaseModel):
+    session_id: str
+    recent: list[StepOut]
+    earlier: list[EarlierStep]
+    omitted_steps: int
+
+
+class SessionOut(BaseModel):
+    session_id: str
+    status: Literal["active", "ended"]
+    step_count: int
+    live_steps: int | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    ended_at: datetime | None
+    expires_at: datetime
+
+
+class SessionDeleted(BaseModel):
+    session_id: str
+    deleted_steps: int
+
+
+# --- errors -----------------------------------------------------------------------------
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    details: Any = None
+
+
+class ErrorOut(BaseModel):
+    error: ErrorBody

@@ -1,0 +1,60 @@
+"""Reusable field types that refuse what PostgreSQL cannot store or we will not index."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, StringConstraints
+
+from hindsight import limits
+
+
+def clean_text(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("must not contain NUL (\\u0000) characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("is not valid Unicode (it holds a lone surrogate escape)") from None
+    return value
+
+
+def _clean_json(value: Any) -> None:
+    if isinstance(value, str):
+        clean_text(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            clean_text(k)
+            _clean_json(v)
+    elif isinstance(value, list):
+        for v in value:
+            _clean_json(v)
+
+
+def clean_metadata(value: dict[str, Any]) -> dict[str, Any]:
+    _clean_json(value)
+    size = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    if size > limits.METADATA_MAX_BYTES:
+        raise ValueError(
+            f"is {size} bytes as JSON; at most {limits.METADATA_MAX_BYTES} bytes are accepted"
+        )
+    return value
+
+
+_CLEAN = AfterValidator(clean_text)
+
+Key = Annotated[str, StringConstraints(min_length=1, max_length=limits.KEY_MAX_CHARS), _CLEAN]
+Value = Annotated[str, StringConstraints(min_length=1, max_length=limits.VALUE_MAX_CHARS), _CLEAN]
+Source = Annotated[str, StringConstraints(min_length=1, max_length=limits.SOURCE_MAX_CHARS), _CLEAN]
+Tag = Annotated[str, StringConstraints(min_length=1, max_length=limits.TAG_MAX_CHARS), _CLEAN]
+Query = Annotated[str, StringConstraints(min_length=1, max_length=limits.QUERY_MAX_CHARS), _CLEAN]
+StepContent = Annotated[
+    str, StringConstraints(min_length=1, max_length=limits.STEP_CONTENT_MAX_CHARS), _CLEAN
+]
+StepSummary = Annotated[str, StringConstraints(max_length=limits.STEP_SUMMARY_MAX_CHARS), _CLEAN]
+Role = Annotated[str, StringConstraints(pattern=limits.ROLE_PATTERN), _CLEAN]
+IdempotencyKey = Annotated[
+    str, StringConstraints(min_length=1, max_length=limits.IDEMPOTENCY_KEY_MAX_CHARS), _CLEAN
+]
+Metadata = Annotated[dict[str, Any], AfterValidator(clean_metadata)]

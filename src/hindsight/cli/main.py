@@ -1,0 +1,326 @@
+"""`hindsight`: serve, migrate, manage keys, run maintenance."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from functools import wraps
+from typing import Any, TypeVar
+
+import click
+from pydantic import ValidationError
+
+from hindsight import __version__, core
+from hindsight.config import Settings
+from hindsight.db import migrate
+from hindsight.errors import HindsightError
+from hindsight.runtime.stores import database_url, serving_stores
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+log = logging.getLogger("hindsight")
+
+
+def load_settings(**overrides: Any) -> Settings:
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        lines = [
+            f"  HINDSIGHT_{'_'.join(str(p) for p in e['loc']).upper() or '?'}: {e['msg']}"
+            for e in exc.errors()
+        ]
+        raise click.ClickException("invalid configuration:\n" + "\n".join(lines)) from None
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    return settings.model_copy(update=overrides) if overrides else settings
+
+
+def friendly(func: F) -> F:
+    """Turn our errors into one clear line and exit status 1, not a traceback."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except HindsightError as exc:
+            raise click.ClickException(exc.message) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+@contextmanager
+def _signals_end_serving() -> Iterator[None]:
+    """uvicorn re-raises SIGINT/SIGTERM after its graceful shutdown, which would kill us
+    before the embedded stores stop (Redis's AOF flushed, PostgreSQL shut down cleanly).
+    With these no-op handlers underneath uvicorn's, that re-raised signal lands here and
+    the shutdown finishes."""
+    previous = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _logging(settings: Settings) -> None:
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+@asynccontextmanager
+async def _service(settings: Settings, url: str) -> AsyncIterator[core.Hindsight]:
+    hindsight = await core.start(settings, database_url=url, redis_url=None, background=False)
+    try:
+        yield hindsight
+    finally:
+        await hindsight.aclose()
+
+
+@click.group()
+@click.version_option(__version__, prog_name="hindsight")
+def main() -> None:
+    """Hindsight: memory for LLM agents.
+
+    Configuration comes from HINDSIGHT_* environment variables (see the README). With no
+    HINDSIGHT_DATABASE_URL / HINDSIGHT_REDIS_URL, embedded servers keep their data in
+    HINDSIGHT_DATA_DIR.
+    """
+
+
+# --- serve ------------------------------------------------------------------------------
+
+
+async def _bootstrap_key(settings: Settings, url: str) -> None:
+    """A fresh install with no key configured gets one admin key, shown once and saved."""
+    if settings.api_key is not None:
+        return
+    async with _service(settings, url) as hs:
+        if await hs.keys.count_active() > 0:
+            return
+        key, _ = await hs.keys.create("admin", namespaces=None, is_admin=True)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    path = settings.data_dir / "admin-api-key"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(key + "\n")
+    click.echo(
+        f"Created an admin API key (also saved to {path}):\n\n    {key}\n\n"
+        "Clients send it as `Authorization: Bearer <key>`. Create scoped keys with "
+        "`hindsight keys create`.",
+        err=True,
+    )
+
+
+@main.command()
+@click.option("--host", default=None, help="Interface to bind (default 127.0.0.1).")
+@click.option("--port", type=int, default=None, help="Port (default 8080).")
+@click.option("--workers", type=int, default=None, help="Worker processes (default 1).")
+@friendly
+def serve(host: str | None, port: int | None, workers: int | None) -> None:
+    """Serve the REST API, MCP and docs, starting embedded stores when none is configured."""
+    import uvicorn
+
+    from hindsight.api.app import create_app
+
+    settings = load_settings(host=host, port=port, workers=workers)
+    _logging(settings)
+    with serving_stores(settings) as urls, _signals_end_serving():
+        if settings.auto_migrate:
+            asyncio.run(core.migrate_for(settings, urls.database_url))
+        asyncio.run(_bootstrap_key(settings, urls.database_url))
+        click.echo(
+            f"Hindsight {__version__} on http://{settings.host}:{settings.port} (docs at /docs)",
+            err=True,
+        )
+        if settings.workers == 1:
+            app = create_app(settings, database_url=urls.database_url, redis_url=urls.redis_url)
+            config = uvicorn.Config(
+                app,
+                host=settings.host,
+                port=settings.port,
+                log_level=settings.log_level,
+                access_log=False,
+                timeout_graceful_shutdown=10,
+            )
+            uvicorn.Server(config).run()
+        else:
+            os.environ["HINDSIGHT_DATABASE_URL"] = urls.database_url
+            if urls.redis_url:
+                os.environ["HINDSIGHT_REDIS_URL"] = urls.redis_url
+            uvicorn.run(
+                "hindsight.api.asgi:app_from_env",
+                factory=True,
+                host=settings.host,
+                port=settings.port,
+                workers=settings.workers,
+                log_level=settings.log_level,
+                access_log=False,
+                timeout_graceful_shutdown=10,
+            )
+
+
+# --- db ---------------------------------------------------------------------------------
+
+
+@main.group()
+def db() -> None:
+    """Schema migrations (Alembic)."""
+
+
+@db.command()
+@click.argument("revision", default="head")
+@friendly
+def upgrade(revision: str) -> None:
+    """Upgrade the schema (default: to the newest revision)."""
+    settings = load_settings()
+    _logging(settings)
+    with database_url(settings) as url:
+        if revision == "head":
+            asyncio.run(core.migrate_for(settings, url))
+        else:
+            migrate.upgrade(migrate.alembic_config(url), revision)
+        click.echo(f"schema at {migrate.current_revision(url)}")
+
+
+@db.command()
+@click.argument("revision")
+@friendly
+def downgrade(revision: str) -> None:
+    """Downgrade the schema to REVISION (`base` removes every Hindsight table)."""
+    settings = load_settings()
+    _logging(settings)
+    with database_url(settings) as url:
+        migrate.downgrade(migrate.alembic_config(url), revision)
+        click.echo(f"schema at {migrate.current_revision(url) or 'base'}")
+
+
+@db.command()
+@friendly
+def current() -> None:
+    """Show the schema revision and the newest one this version knows."""
+    settings = load_settings()
+    with database_url(settings) as url:
+        now = migrate.current_revision(url)
+    head = migrate.head_revision()
+    state = "up to date" if now == head else "behind: run `hindsight db upgrade`"
+    click.echo(f"current: {now or 'none'}\nhead:    {head}\n{state}")
+
+
+@db.command()
+@friendly
+def check() -> None:
+    """Fail if the migrated schema and the code's models disagree (`alembic check`)."""
+    settings = load_settings()
+    with database_url(settings) as url:
+        migrate.check(migrate.alembic_config(url))
+    click.echo("models and schema agree")
+
+
+# --- maintenance ------------------------------------------------------------------------
+
+
+@main.group()
+def maintenance() -> None:
+    """Upkeep the service also runs by itself every few seconds."""
+
+
+@maintenance.command()
+@friendly
+def purge() -> None:
+    """Delete expired working memory and old recall-log rows; merge keyword statistics."""
+    from hindsight.maintenance.jobs import run_once
+
+    settings = load_settings()
+
+    async def go(url: str) -> dict[str, Any]:
+        async with _service(settings, url) as hs:
+            report = await run_once(hs.pool, settings)
+        return report.as_dict()
+
+    with database_url(settings) as url:
+        click.echo(json.dumps(asyncio.run(go(url))))
+
+
+# --- keys -------------------------------------------------------------------------------
+
+
+@main.group()
+def keys() -> None:
+    """API keys: create, list, revoke."""
+
+
+@keys.command("create")
+@click.argument("name")
+@click.option(
+    "--namespace",
+    "namespaces",
+    multiple=True,
+    help="Namespace the key may use (repeat for several; none: every namespace).",
+)
+@click.option("--admin", is_flag=True, help="May use every namespace and manage keys.")
+@friendly
+def keys_create(name: str, namespaces: tuple[str, ...], admin: bool) -> None:
+    """Create a key; it is shown once and only its hash is stored."""
+    from hindsight.api.deps import check_namespace
+
+    for ns in namespaces:
+        check_namespace(ns)
+    settings = load_settings()
+
+    async def go(url: str) -> str:
+        async with _service(settings, url) as hs:
+            key, _ = await hs.keys.create(name, namespaces=list(namespaces) or None, is_admin=admin)
+        return key
+
+    with database_url(settings) as url:
+        key = asyncio.run(go(url))
+    scope = "every namespace" if admin or not namespaces else ", ".join(namespaces)
+    click.echo(key)
+    click.echo(f"key {name!r} for {scope}; store it now, it cannot be shown again", err=True)
+
+
+@keys.command("list")
+@friendly
+def keys_list() -> None:
+    """List keys (never the keys themselves)."""
+    settings = load_settings()
+
+    async def go(url: str) -> list[dict[str, Any]]:
+        async with _service(settings, url) as hs:
+            return await hs.keys.list_keys()
+
+    with database_url(settings) as url:
+        rows = asyncio.run(go(url))
+    for r in rows:
+        scope = "admin" if r["is_admin"] else ",".join(r["namespaces"] or ["*"])
+        state = "revoked" if r["revoked_at"] else "active"
+        click.echo(f"{r['name']}\t{r['key_prefix']}…\t{scope}\t{state}\t{r['id']}")
+
+
+@keys.command("revoke")
+@click.argument("name_or_id")
+@friendly
+def keys_revoke(name_or_id: str) -> None:
+    """Revoke a key by name or id (refused everywhere within a few seconds)."""
+    settings = load_settings()
+
+    async def go(url: str) -> dict[str, Any] | None:
+        async with _service(settings, url) as hs:
+            return await hs.keys.revoke(name_or_id)
+
+    with database_url(settings) as url:
+        row = asyncio.run(go(url))
+    if row is None:
+        raise click.ClickException(f"no API key named {name_or_id!r}")
+    click.echo(f"revoked {row['name']}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""All configuration, read once from `HINDSIGHT_*` environment variables.
+
+Nothing else in the package reads `os.environ`: code receives a `Settings` object, so a
+misconfiguration fails at start-up with a message naming the variable, not at the first
+request that happens to need it.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+BUILTIN_EMBEDDING_DIMENSIONS = 384
+
+
+def default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("hindsight", appauthor=False))
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HINDSIGHT_", extra="ignore", frozen=True)
+
+    # --- stores ------------------------------------------------------------------------
+    database_url: str | None = Field(
+        default=None,
+        description="PostgreSQL URL (with pgvector). Unset: an embedded server in data_dir.",
+    )
+    redis_url: str | None = Field(
+        default=None,
+        description="Redis URL (redis://, rediss:// or unix://). Unset: an embedded AOF server.",
+    )
+    data_dir: Path = Field(default_factory=default_data_dir)
+    db_pool_min: int = Field(default=2, ge=1, le=100)
+    db_pool_max: int = Field(default=10, ge=1, le=500)
+    auto_migrate: bool = Field(
+        default=True, description="`hindsight serve` runs `alembic upgrade head` before serving."
+    )
+
+    # --- HTTP --------------------------------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535)
+    workers: int = Field(default=1, ge=1, le=64)
+    api_key: SecretStr | None = Field(
+        default=None, description="Bootstrap admin key; clients send `Authorization: Bearer <key>`."
+    )
+    max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    # --- embeddings --------------------------------------------------------------------
+    embedding_base_url: str | None = None
+    embedding_model: str | None = None
+    embedding_api_key: SecretStr | None = None
+    embedding_dimensions: int | None = Field(default=None, ge=1, le=16000)
+    embedding_batch_size: int = Field(default=256, ge=1, le=4096)
+    embedding_timeout_seconds: float = Field(default=30.0, gt=0)
+
+    # --- LLM (consolidation, extraction) -----------------------------------------------
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: SecretStr | None = None
+
+    # --- memory rules ------------------------------------------------------------------
+    initial_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+    reinforcement_step: float = Field(default=0.1, gt=0.0, le=1.0)
+    access_alpha: float = Field(default=0.1, ge=0.0, le=10.0)
+    keyword_weight: float = Field(
+        default=0.3, ge=0.0, le=1.0, description="Share of the keyword arm in fused relevance."
+    )
+    recall_candidates: int = Field(
+        default=40, ge=1, le=1000, description="Candidates per arm before fusion (at least k)."
+    )
+    exact_search_max_rows: int = Field(
+        default=5000,
+        ge=0,
+        description="Namespaces up to this many memories are searched exactly, not by HNSW.",
+    )
+    hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
+    access_flush_interval_ms: int = Field(default=50, ge=1, le=60_000)
+    recall_log_retention_days: int = Field(default=30, ge=0)
+
+    # --- working memory ----------------------------------------------------------------
+    working_memory_ttl_seconds: int = Field(default=24 * 3600, ge=1, le=365 * 24 * 3600)
+    working_memory_cache_steps: int = Field(
+        default=100, ge=1, le=10_000, description="Newest steps per session kept in Redis."
+    )
+    maintenance_interval_seconds: float = Field(default=10.0, gt=0)
+
+    @field_validator(
+        "database_url",
+        "redis_url",
+        "api_key",
+        "embedding_base_url",
+        "embedding_model",
+        "embedding_api_key",
+        "embedding_dimensions",
+        "llm_base_url",
+        "llm_model",
+        "llm_api_key",
+        mode="before",
+    )
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        # `VAR=` (as docker compose passes an unset variable) means "not configured"
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _check_consistency(self) -> Settings:
+        if self.db_pool_min > self.db_pool_max:
+            raise ValueError("HINDSIGHT_DB_POOL_MIN must not exceed HINDSIGHT_DB_POOL_MAX")
+        if self.embedding_base_url and not self.embedding_model:
+            raise ValueError(
+                "HINDSIGHT_EMBEDDING_BASE_URL is set but HINDSIGHT_EMBEDDING_MODEL is not: "
+                "name the embedding model the endpoint serves"
+            )
+        if self.llm_base_url and not self.llm_model:
+            raise ValueError(
+                "HINDSIGHT_LLM_BASE_URL is set but HINDSIGHT_LLM_MODEL is not: "
+                "name the chat model the endpoint serves"
+            )
+        return self
+
+    @property
+    def uses_builtin_embedder(self) -> bool:
+        return self.embedding_model is None
+
+    @property
+    def schema_embedding_dimensions(self) -> int:
+        """The vector width a fresh schema is created with."""
+        if self.embedding_dimensions is not None:
+            return self.embedding_dimensions
+        return BUILTIN_EMBEDDING_DIMENSIONS
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,112 @@
+"""The running service's parts, wired together once: used by the HTTP app, MCP over
+stdio and the CLI alike."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from psycopg_pool import AsyncConnectionPool
+
+from hindsight.config import Settings
+from hindsight.db import migrate
+from hindsight.db.pool import Connection, open_pool
+from hindsight.db.schema import ensure_embedding_matches
+from hindsight.embeddings import Embedder, create_embedder
+from hindsight.errors import ConfigurationError
+from hindsight.maintenance.jobs import MaintenanceLoop
+from hindsight.services.access_recorder import AccessRecorder
+from hindsight.services.auth import Authenticator, KeyService
+from hindsight.services.memory import MemoryService
+from hindsight.services.recall import RecallService
+from hindsight.services.sessions import SessionService
+from hindsight.stores.hot_steps import HotSteps
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Hindsight:
+    settings: Settings
+    database_url: str
+    pool: AsyncConnectionPool[Connection]
+    hot: HotSteps
+    embedder: Embedder
+    recorder: AccessRecorder
+    maintenance: MaintenanceLoop | None
+    auth: Authenticator
+    keys: KeyService
+    memories: MemoryService
+    recall: RecallService
+    sessions: SessionService
+
+    async def aclose(self) -> None:
+        if self.maintenance is not None:
+            await self.maintenance.aclose()
+        await self.recorder.aclose()
+        await self.hot.aclose()
+        await self.embedder.aclose()
+        await self.pool.close()
+
+
+async def start(
+    settings: Settings,
+    *,
+    database_url: str,
+    redis_url: str | None,
+    background: bool = True,
+) -> Hindsight:
+    """Connect to both stores and check the schema; raise ConfigurationError with what
+    to do when the schema is behind or was built for another embedding model."""
+    head = migrate.head_revision()
+    current = migrate.current_revision(database_url)
+    if current != head:
+        raise ConfigurationError(
+            f"the database schema is at revision {current or 'none'} but this version needs "
+            f"{head}: run `hindsight db upgrade` (or start with HINDSIGHT_AUTO_MIGRATE=true)"
+        )
+    embedder = await create_embedder(settings)
+    pool = await open_pool(settings, database_url)
+    try:
+        async with pool.connection() as conn:
+            await ensure_embedding_matches(conn, embedder.name, embedder.dimensions)
+    except BaseException:
+        await pool.close()
+        await embedder.aclose()
+        raise
+    hot = HotSteps(redis_url, keep=settings.working_memory_cache_steps)
+    recorder = AccessRecorder(pool, interval=settings.access_flush_interval_ms / 1000)
+    maintenance = MaintenanceLoop(pool, settings) if background else None
+    if background:
+        recorder.start()
+        assert maintenance is not None
+        maintenance.start()
+    bootstrap = settings.api_key.get_secret_value() if settings.api_key else None
+    return Hindsight(
+        settings=settings,
+        database_url=database_url,
+        pool=pool,
+        hot=hot,
+        embedder=embedder,
+        recorder=recorder,
+        maintenance=maintenance,
+        auth=Authenticator(pool, bootstrap),
+        keys=KeyService(pool),
+        memories=MemoryService(settings, pool, embedder),
+        recall=RecallService(settings, pool, embedder, recorder),
+        sessions=SessionService(settings, pool, hot),
+    )
+
+
+async def migrate_for(settings: Settings, database_url: str) -> None:
+    """`alembic upgrade head`, creating the schema for the configured embedding model."""
+    embedder = await create_embedder(settings)
+    try:
+        config = migrate.alembic_config(
+            database_url,
+            embedding_name=embedder.name,
+            embedding_dimensions=embedder.dimensions,
+        )
+    finally:
+        await embedder.aclose()
+    migrate.upgrade(config)

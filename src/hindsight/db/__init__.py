@@ -1,0 +1,1 @@
+"""Database plumbing: schema metadata, connection pool, migrations."""

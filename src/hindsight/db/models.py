@@ -1,0 +1,439 @@
+"""The schema as SQLAlchemy metadata: what Alembic's migrations must produce.
+
+The service talks to the database through the SQL in `hindsight.stores`; these tables are
+the contract that `alembic check` holds the migrations to, and their comments become the
+`COMMENT ON` text an operator reads with `\\d+` in psql.
+
+The embedding column's width is fixed when the schema is created (it follows the embedding
+model), so the model declares it without one; `hindsight.db.schema` reads the real width.
+"""
+
+from __future__ import annotations
+
+from pgvector.sqlalchemy import HALFVEC, SPARSEVEC
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    DateTime,
+    Float,
+    ForeignKeyConstraint,
+    Identity,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    Numeric,
+    Table,
+    Text,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
+
+from hindsight.text.tokenize import KEYWORD_DIMENSIONS
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING)
+
+MEMORY_TYPES = ("fact", "preference", "experience", "reflection", "relation")
+MEMORY_STATUSES = ("active", "archived")
+SESSION_STATUSES = ("active", "ended")
+
+
+def _timestamp(name: str, comment: str, *, nullable: bool = False, default: bool = True) -> Column:  # type: ignore[type-arg]
+    return Column(
+        name,
+        DateTime(timezone=True),
+        nullable=nullable,
+        server_default=text("now()") if default else None,
+        comment=comment,
+    )
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+long_term_memory = Table(
+    "long_term_memory",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True, comment="Stable id of this key's memory."),
+    Column("namespace", Text, nullable=False, comment="Agent, user or tenant; nothing crosses it."),
+    Column(
+        "memory_type",
+        Text,
+        nullable=False,
+        comment="fact, preference, experience, reflection or relation.",
+    ),
+    Column(
+        "mem_key",
+        Text,
+        nullable=False,
+        comment="What the claim is about; one active memory per (namespace, key).",
+    ),
+    Column("mem_value", Text, nullable=False, comment="The claim itself."),
+    Column(
+        "embedding",
+        HALFVEC(),
+        nullable=False,
+        comment="Unit vector of key and value from "
+        "the embedding model recorded in hindsight_meta (half precision).",
+    ),
+    Column(
+        "keywords",
+        SPARSEVEC(KEYWORD_DIMENSIONS),
+        nullable=False,
+        comment="BM25 saturated term frequencies of key and value, indexed by term hash.",
+    ),
+    Column(
+        "keyword_terms",
+        ARRAY(Integer),
+        nullable=False,
+        comment="Sorted term hashes of keywords; feeds the document frequencies in keyword_stats.",
+    ),
+    Column(
+        "confidence",
+        Numeric(5, 4),
+        nullable=False,
+        comment="Belief in the claim, 0..1; "
+        "each re-observation of the same value adds the reinforcement step.",
+    ),
+    Column(
+        "importance",
+        Float,
+        nullable=False,
+        server_default=text("0.5"),
+        comment="How much the claim matters to the agent, 0..1.",
+    ),
+    Column(
+        "access_count",
+        BigInteger,
+        nullable=False,
+        server_default=text("0"),
+        comment="Times recall returned this memory.",
+    ),
+    Column(
+        "observation_count",
+        Integer,
+        nullable=False,
+        server_default=text("1"),
+        comment="Times the current value was observed.",
+    ),
+    Column("source", Text, comment="Who or what reported the claim last."),
+    Column(
+        "verified",
+        Boolean,
+        nullable=False,
+        server_default=text("false"),
+        comment="A human or trusted process confirmed the claim.",
+    ),
+    Column(
+        "permanent",
+        Boolean,
+        nullable=False,
+        server_default=text("false"),
+        comment="Exempt from forgetting policies.",
+    ),
+    Column(
+        "status",
+        Text,
+        nullable=False,
+        server_default=text("'active'"),
+        comment="active (recalled) or archived (kept, never recalled).",
+    ),
+    Column(
+        "tags",
+        ARRAY(Text),
+        nullable=False,
+        server_default=text("'{}'"),
+        comment="Free labels for filtering.",
+    ),
+    Column(
+        "metadata",
+        JSONB,
+        nullable=False,
+        server_default=text("'{}'"),
+        comment="Client-defined JSON object.",
+    ),
+    Column("changed_by", Text, comment="API key name (or psql user) behind the last change."),
+    _timestamp("created_at", "When the key was first stored."),
+    _timestamp("updated_at", "Last change of value, confidence, type, tags or status."),
+    _timestamp("last_observed", "Last time the claim was observed (created or reinforced)."),
+    _timestamp("last_accessed", "Last time recall returned it.", nullable=True, default=False),
+    CheckConstraint(_in("memory_type", MEMORY_TYPES), name="memory_type"),
+    CheckConstraint(_in("status", MEMORY_STATUSES), name="status"),
+    CheckConstraint("confidence >= 0 AND confidence <= 1", name="confidence_range"),
+    CheckConstraint("importance >= 0 AND importance <= 1", name="importance_range"),
+    comment="Long-term memory: one row per key/value claim with confidence and access counts.",
+)
+Index(
+    "uq_long_term_memory_active_key",
+    long_term_memory.c.namespace,
+    long_term_memory.c.mem_key,
+    unique=True,
+    postgresql_where=text("status = 'active'"),
+)
+Index("ix_long_term_memory_namespace_id", long_term_memory.c.namespace, long_term_memory.c.id)
+Index(
+    "ix_long_term_memory_embedding",
+    long_term_memory.c.embedding,
+    postgresql_using="hnsw",
+    postgresql_with={"m": 16, "ef_construction": 64},
+    postgresql_ops={"embedding": "halfvec_cosine_ops"},
+)
+Index(
+    "ix_long_term_memory_keywords",
+    long_term_memory.c.keywords,
+    postgresql_using="hnsw",
+    postgresql_with={"m": 16, "ef_construction": 64},
+    postgresql_ops={"keywords": "sparsevec_ip_ops"},
+)
+
+memory_history = Table(
+    "memory_history",
+    metadata,
+    Column("id", BigInteger, Identity(always=True), primary_key=True, comment="Order of changes."),
+    Column(
+        "memory_id",
+        UUID(as_uuid=True),
+        nullable=False,
+        comment="long_term_memory.id (kept after the memory is deleted).",
+    ),
+    Column("namespace", Text, nullable=False, comment="Namespace of the memory."),
+    Column("mem_key", Text, nullable=False, comment="Key of the memory."),
+    Column(
+        "change",
+        Text,
+        nullable=False,
+        comment="created, reinforced, superseded, updated, archived, restored or deleted.",
+    ),
+    Column("memory_type", Text, nullable=False, comment="Type after the change."),
+    Column("old_value", Text, comment="Value before the change (null when created)."),
+    Column("new_value", Text, comment="Value after the change (null when deleted)."),
+    Column("old_confidence", Numeric(5, 4), comment="Confidence before the change."),
+    Column("new_confidence", Numeric(5, 4), comment="Confidence after the change."),
+    Column("observation_count", Integer, comment="Observation count after the change."),
+    Column("source", Text, comment="Source reported with the change."),
+    Column("actor", Text, comment="API key name or database user that made the change."),
+    _timestamp("changed_at", "When the change was committed."),
+    CheckConstraint(
+        _in(
+            "change",
+            ("created", "reinforced", "superseded", "updated", "archived", "restored", "deleted"),
+        ),
+        name="change",
+    ),
+    comment="Every change to a long-term memory, written by triggers on long_term_memory.",
+)
+Index("ix_memory_history_memory_id_id", memory_history.c.memory_id, memory_history.c.id)
+Index(
+    "ix_memory_history_namespace_mem_key_id",
+    memory_history.c.namespace,
+    memory_history.c.mem_key,
+    memory_history.c.id,
+)
+
+recall_log = Table(
+    "recall_log",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True, comment="recall_id returned to the client."),
+    Column("namespace", Text, nullable=False, comment="Namespace searched."),
+    Column("query", Text, nullable=False, comment="Query text as sent."),
+    Column("k", Integer, nullable=False, comment="Results asked for."),
+    Column(
+        "filters", JSONB, nullable=False, server_default=text("'{}'"), comment="Filters as sent."
+    ),
+    Column(
+        "result_ids",
+        ARRAY(UUID(as_uuid=True)),
+        nullable=False,
+        comment="Returned memory ids, best first.",
+    ),
+    Column("scores", ARRAY(Float), nullable=False, comment="Score of each returned memory."),
+    Column(
+        "results",
+        JSONB,
+        nullable=False,
+        comment="Per result: id, key, value, score and its components, as returned.",
+    ),
+    Column("actor", Text, comment="API key name that asked."),
+    Column("duration_ms", Float, comment="Time spent in the service, milliseconds."),
+    _timestamp("created_at", "When the recall ran."),
+    comment="One row per recall: what was asked and what came back, with scores.",
+)
+Index("ix_recall_log_namespace_created_at", recall_log.c.namespace, recall_log.c.created_at)
+
+keyword_stats = Table(
+    "keyword_stats",
+    metadata,
+    Column(
+        "id",
+        BigInteger,
+        Identity(always=True),
+        primary_key=True,
+        comment="Row id; rows are deltas, merged by maintenance.",
+    ),
+    Column("namespace", Text, nullable=False, comment="Namespace counted."),
+    Column("term", Integer, nullable=False, comment="Term hash; 0 counts active memories."),
+    Column(
+        "df",
+        BigInteger,
+        nullable=False,
+        comment="Change in the number of active "
+        "memories holding the term; sum per (namespace, term) for the total.",
+    ),
+    comment="Document frequencies for BM25 IDF, kept as append-only deltas so concurrent "
+    "writers never wait on one another.",
+)
+Index("ix_keyword_stats_namespace_term", keyword_stats.c.namespace, keyword_stats.c.term)
+
+working_sessions = Table(
+    "working_sessions",
+    metadata,
+    Column("namespace", Text, primary_key=True, comment="Namespace of the session."),
+    Column("session_id", Text, primary_key=True, comment="Client-chosen session id."),
+    Column(
+        "status",
+        Text,
+        nullable=False,
+        server_default=text("'active'"),
+        comment="active (accepts steps) or ended.",
+    ),
+    Column(
+        "next_step",
+        Integer,
+        nullable=False,
+        server_default=text("0"),
+        comment="step_index the next appended step gets.",
+    ),
+    Column(
+        "metadata",
+        JSONB,
+        nullable=False,
+        server_default=text("'{}'"),
+        comment="Client-defined JSON object.",
+    ),
+    _timestamp("created_at", "First write."),
+    _timestamp("updated_at", "Last write."),
+    _timestamp("ended_at", "When the session was ended.", nullable=True, default=False),
+    _timestamp(
+        "expires_at",
+        "When the session and its steps expire: the TTL after the last write.",
+        default=False,
+    ),
+    CheckConstraint(_in("status", SESSION_STATUSES), name="status"),
+    comment="Working-memory sessions: one running task each.",
+)
+Index("ix_working_sessions_expires_at", working_sessions.c.expires_at)
+
+working_memory = Table(
+    "working_memory",
+    metadata,
+    Column("id", BigInteger, Identity(always=True), primary_key=True, comment="Row id."),
+    Column("namespace", Text, nullable=False, comment="Namespace of the session."),
+    Column("session_id", Text, nullable=False, comment="Session the step belongs to."),
+    Column(
+        "step_index",
+        Integer,
+        nullable=False,
+        comment="Position in the session, from 0, assigned by the server.",
+    ),
+    Column(
+        "role",
+        Text,
+        nullable=False,
+        comment="Who produced the step (user, assistant, tool, system ...).",
+    ),
+    Column("content", Text, nullable=False, comment="What was done or said."),
+    Column("summary", Text, comment="Short form used for older steps in the context read."),
+    Column(
+        "metadata",
+        JSONB,
+        nullable=False,
+        server_default=text("'{}'"),
+        comment="Client-defined JSON object.",
+    ),
+    Column(
+        "idempotency_key",
+        Text,
+        comment="Client retry key; a repeated append with the same key returns the first step.",
+    ),
+    _timestamp("created_at", "When the step was appended."),
+    _timestamp(
+        "expires_at",
+        "Expiry shared by all steps of the session; never returned after it.",
+        default=False,
+    ),
+    ForeignKeyConstraint(
+        ["namespace", "session_id"],
+        ["working_sessions.namespace", "working_sessions.session_id"],
+        ondelete="CASCADE",
+    ),
+    comment="Working memory: the steps of running sessions (Redis holds a hot copy).",
+)
+Index(
+    "uq_working_memory_step",
+    working_memory.c.namespace,
+    working_memory.c.session_id,
+    working_memory.c.step_index,
+    unique=True,
+)
+Index(
+    "uq_working_memory_idempotency_key",
+    working_memory.c.namespace,
+    working_memory.c.session_id,
+    working_memory.c.idempotency_key,
+    unique=True,
+    postgresql_where=text("idempotency_key IS NOT NULL"),
+)
+Index("ix_working_memory_expires_at", working_memory.c.expires_at)
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True, comment="Key id."),
+    Column("name", Text, nullable=False, unique=True, comment="Human name; recorded as actor."),
+    Column(
+        "key_hash",
+        LargeBinary,
+        nullable=False,
+        unique=True,
+        comment="SHA-256 of the key; the key itself is never stored.",
+    ),
+    Column(
+        "key_prefix", Text, nullable=False, comment="First characters of the key, to recognise it."
+    ),
+    Column("namespaces", ARRAY(Text), comment="Namespaces the key may use; null: all."),
+    Column(
+        "is_admin",
+        Boolean,
+        nullable=False,
+        server_default=text("false"),
+        comment="May manage keys and use every namespace.",
+    ),
+    _timestamp("created_at", "When the key was created."),
+    _timestamp(
+        "revoked_at",
+        "When the key was revoked; revoked keys are refused.",
+        nullable=True,
+        default=False,
+    ),
+    _timestamp("last_used_at", "Roughly when the key was last used.", nullable=True, default=False),
+    comment="API keys, stored hashed, optionally scoped to namespaces.",
+)
+
+hindsight_meta = Table(
+    "hindsight_meta",
+    metadata,
+    Column("name", Text, primary_key=True, comment="Setting name."),
+    Column("value", Text, nullable=False, comment="Setting value."),
+    comment="Facts about the schema itself, e.g. which embedding model made the vectors.",
+)

@@ -1,0 +1,96 @@
+"""What the running code expects of the schema, checked before serving."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import psycopg
+
+from hindsight.config import Settings
+from hindsight.embeddings.factory import embedder_name
+from hindsight.errors import ConfigurationError
+
+
+def migration_embedding(config: Any) -> tuple[str, int]:
+    """Name and width of the embeddings a new schema is created for.
+
+    `hindsight db upgrade` and `serve` pass them in (they ask the model); a bare `alembic
+    upgrade` falls back to settings, which must then state the width of a remote model.
+    """
+    name = config.attributes.get("embedding_name")
+    dims = config.attributes.get("embedding_dimensions")
+    if name and dims:
+        return str(name), int(dims)
+    settings = Settings()
+    if settings.uses_builtin_embedder or settings.embedding_dimensions:
+        return embedder_name(settings), settings.schema_embedding_dimensions
+    raise ConfigurationError(
+        "the embedding model's width is unknown: set HINDSIGHT_EMBEDDING_DIMENSIONS, or run "
+        "`hindsight db upgrade`, which asks the model"
+    )
+
+
+async def stored_embedding(conn: psycopg.AsyncConnection[Any]) -> tuple[str, int]:
+    """Model name and vector width the database holds embeddings for."""
+    cur = await conn.execute(
+        "SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute "
+        "WHERE attrelid = 'long_term_memory'::regclass AND attname = 'embedding'"
+    )
+    row = await cur.fetchone()
+    assert row is not None
+    match = re.search(r"\((\d+)\)", row["type"])
+    width = int(match.group(1)) if match else 0
+    cur = await conn.execute("SELECT value FROM hindsight_meta WHERE name = 'embedding_model'")
+    meta = await cur.fetchone()
+    return (meta["value"] if meta else ""), width
+
+
+async def set_embedding_model(
+    conn: psycopg.AsyncConnection[Any], name: str, dimensions: int
+) -> None:
+    """Point the schema at another model; the caller makes sure no old vectors remain.
+
+    Changing the width rewrites the column type, which needs the HNSW index rebuilt.
+    """
+    _, width = await stored_embedding(conn)
+    async with conn.transaction():
+        if width != dimensions:
+            await conn.execute("DROP INDEX IF EXISTS ix_long_term_memory_embedding")
+            width = int(dimensions)
+            await conn.execute(
+                f"ALTER TABLE long_term_memory ALTER COLUMN embedding TYPE halfvec({width})"
+            )
+            await conn.execute(
+                "CREATE INDEX ix_long_term_memory_embedding ON long_term_memory "
+                "USING hnsw (embedding halfvec_cosine_ops) WITH (m = 16, ef_construction = 64)"
+            )
+        await conn.execute(
+            "INSERT INTO hindsight_meta (name, value) VALUES ('embedding_model', %s), "
+            "('embedding_dimensions', %s) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            (name, str(dimensions)),
+        )
+
+
+async def ensure_embedding_matches(
+    conn: psycopg.AsyncConnection[Any], name: str, dimensions: int
+) -> None:
+    """Stop start-up when stored vectors came from another model or have another width.
+
+    An empty store simply adopts the configured model, so changing the embedder before the
+    first memory is written needs no ceremony.
+    """
+    stored_name, width = await stored_embedding(conn)
+    if stored_name == name and width == dimensions:
+        return
+    cur = await conn.execute("SELECT EXISTS (SELECT 1 FROM long_term_memory) AS any")
+    row = await cur.fetchone()
+    if row is not None and not row["any"]:
+        await set_embedding_model(conn, name, dimensions)
+        return
+    raise ConfigurationError(
+        f"the database holds {width}-dimension embeddings from {stored_name!r}, but the "
+        f"configured embedder is {name!r} with {dimensions} dimensions. Vectors from two "
+        "models cannot be compared: run `hindsight reembed` to re-embed every memory with "
+        "the configured model, or restore the previous HINDSIGHT_EMBEDDING_* settings"
+    )

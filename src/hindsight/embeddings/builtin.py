@@ -1,0 +1,84 @@
+"""The built-in embedder: feature hashing, no model download, no network.
+
+Each text becomes a bag of features — words, word bigrams and character trigrams of each
+word — hashed into a fixed number of dimensions with a sign bit (the "hashing trick"), then
+L2-normalised. Texts that share words, word pairs or word pieces point the same way, so it
+is a lexical embedder: it finds "favourite colours" for "favorite color", not "hue" for
+"color". It is deterministic across processes and machines, which makes tests exact, and
+fast enough (tens of microseconds per short text) that it never dominates a request.
+"""
+
+from __future__ import annotations
+
+import zlib
+from functools import lru_cache
+from itertools import pairwise
+
+import numpy as np
+
+from hindsight.embeddings.base import Vector
+from hindsight.text.tokenize import STOP_WORDS, words
+
+WORD_WEIGHT = 1.0
+BIGRAM_WEIGHT = 0.5
+TRIGRAM_WEIGHT = 0.25
+
+
+@lru_cache(maxsize=500_000)
+def _feature(feature: str, dimensions: int) -> tuple[int, float]:
+    h = zlib.crc32(feature.encode("utf-8"))
+    return h % dimensions, (1.0 if h & 0x80000000 else -1.0)
+
+
+class BuiltinEmbedder:
+    VERSION = "builtin-hash-v1"
+
+    def __init__(self, dimensions: int = 384) -> None:
+        if dimensions < 16:
+            raise ValueError("the built-in embedder needs at least 16 dimensions")
+        self._dimensions = dimensions
+
+    @property
+    def name(self) -> str:
+        return self.VERSION
+
+    @property
+    def dimensions(self) -> int:
+        return self._dimensions
+
+    def embed_one(self, text: str) -> Vector:
+        dims = self._dimensions
+        indexes: list[int] = []
+        weights: list[float] = []
+
+        def add(feature: str, weight: float) -> None:
+            index, sign = _feature(feature, dims)
+            indexes.append(index)
+            weights.append(sign * weight)
+
+        tokens = words(text)
+        content = [t for t in tokens if t not in STOP_WORDS]
+        for token in content:
+            add("w:" + token, WORD_WEIGHT)
+            padded = f"<{token}>"
+            for i in range(len(padded) - 2):
+                add("c:" + padded[i : i + 3], TRIGRAM_WEIGHT)
+        for first, second in pairwise(content):
+            add(f"b:{first} {second}", BIGRAM_WEIGHT)
+        if not indexes:  # only stop words or punctuation: fall back to whatever is there
+            for token in tokens or [text.strip().casefold() or "<empty>"]:
+                add("w:" + token, WORD_WEIGHT)
+
+        vector = np.bincount(indexes, weights=weights, minlength=dims).astype(np.float32)
+        norm = float(np.linalg.norm(vector))
+        if norm == 0.0:  # features cancelled out exactly; any fixed unit vector will do
+            vector[0] = 1.0
+            return vector
+        vector /= norm
+        return vector
+
+    async def embed(self, texts: list[str]) -> list[Vector]:
+        return [self.embed_one(t) for t in texts]
+
+    async def aclose(self) -> None:
+        return None

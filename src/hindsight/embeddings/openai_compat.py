@@ -1,0 +1,142 @@
+"""Embeddings from any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, TEI, LiteLLM ...).
+
+The `openai` client retries what is worth retrying (connection errors, timeouts, 408, 409,
+429 and 5xx) with backoff; everything else surfaces at once as a `ProviderError` whose
+message names the endpoint and what it said.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import openai
+
+from hindsight.embeddings.base import Vector
+from hindsight.errors import ProviderError, Unavailable
+
+
+class OpenAICompatibleEmbedder:
+    def __init__(
+        self,
+        *,
+        base_url: str | None,
+        model: str,
+        api_key: str | None,
+        dimensions: int | None,
+        batch_size: int = 256,
+        timeout: float = 30.0,
+        max_retries: int = 3,
+    ) -> None:
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url,
+            # Local servers (Ollama, vLLM, TEI) need no key, but the client insists on one.
+            api_key=api_key or "not-needed",
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        self._model = model
+        # A configured width is sent with each request (models such as text-embedding-3
+        # shorten their output on request); without one, `start` asks the model.
+        self._request_dimensions = dimensions is not None
+        self._dimensions = dimensions or 0
+        self._batch_size = batch_size
+        self._where = base_url or "api.openai.com"
+
+    @staticmethod
+    def name_for(model: str) -> str:
+        return f"openai:{model}"
+
+    @property
+    def name(self) -> str:
+        return self.name_for(self._model)
+
+    @property
+    def dimensions(self) -> int:
+        return self._dimensions
+
+    async def embed(self, texts: list[str]) -> list[Vector]:
+        vectors: list[Vector] = []
+        for start in range(0, len(texts), self._batch_size):
+            vectors.extend(await self._embed_batch(texts[start : start + self._batch_size]))
+        return vectors
+
+    async def _create(self, texts: list[str]) -> Any:
+        if self._request_dimensions:
+            return await self._client.embeddings.create(
+                model=self._model,
+                input=texts,
+                encoding_format="float",
+                dimensions=self._dimensions,
+            )
+        return await self._client.embeddings.create(
+            model=self._model, input=texts, encoding_format="float"
+        )
+
+    async def _embed_batch(self, texts: list[str]) -> list[Vector]:
+        try:
+            response = await self._create(texts)
+        except openai.APIStatusError as exc:
+            if exc.status_code == 429 or exc.status_code >= 500:
+                raise Unavailable(
+                    f"embedding endpoint {self._where} is overloaded or failing "
+                    f"(HTTP {exc.status_code}) after retries; try again later",
+                    retry_after=5,
+                ) from exc
+            raise ProviderError(
+                f"embedding endpoint {self._where} refused the request "
+                f"(HTTP {exc.status_code}): {_message(exc)}"
+            ) from exc
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+            raise Unavailable(
+                f"embedding endpoint {self._where} is unreachable or timed out after retries",
+                retry_after=5,
+            ) from exc
+        except openai.OpenAIError as exc:
+            raise ProviderError(
+                f"embedding endpoint {self._where} sent an answer we cannot read: {exc}"
+            ) from exc
+        data = sorted(response.data, key=lambda item: item.index)
+        if len(data) != len(texts):
+            raise ProviderError(
+                f"embedding endpoint {self._where} returned {len(data)} vectors "
+                f"for {len(texts)} inputs"
+            )
+        out: list[Vector] = []
+        for item in data:
+            vector = np.asarray(item.embedding, dtype=np.float32)
+            if vector.shape != (self._dimensions,):
+                raise ProviderError(
+                    f"embedding model {self._model} returned {vector.shape[0]} dimensions, "
+                    f"expected {self._dimensions}; set HINDSIGHT_EMBEDDING_DIMENSIONS to the "
+                    "model's width"
+                )
+            norm = float(np.linalg.norm(vector))
+            out.append(vector / norm if norm > 0 else vector)
+        return out
+
+    async def start(self) -> None:
+        """Learn the model's width from one probe, unless the operator configured it."""
+        if self._request_dimensions:
+            return
+        try:
+            response = await self._create(["dimension probe"])
+        except openai.OpenAIError as exc:
+            raise ProviderError(
+                f"cannot reach embedding model {self._model} at {self._where} to learn its "
+                f"width: {exc}; check HINDSIGHT_EMBEDDING_BASE_URL/MODEL/API_KEY or set "
+                "HINDSIGHT_EMBEDDING_DIMENSIONS"
+            ) from exc
+        self._dimensions = len(response.data[0].embedding)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and "message" in error:
+            return str(error["message"])
+    return str(exc.message)

@@ -1,0 +1,77 @@
+"""One error hierarchy for the whole service.
+
+Services raise these; the HTTP layer maps each class to a status code in one place
+(`hindsight.api.errors`), and MCP tools turn them into tool errors with the same message.
+Foreign exceptions (psycopg, redis, openai) are translated at the edge that calls them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class HindsightError(Exception):
+    """Base class. `code` is a stable machine-readable string, `message` is for humans."""
+
+    code = "error"
+    status = 500
+
+    def __init__(self, message: str, *, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class InvalidInput(HindsightError):
+    code = "invalid_input"
+    status = 422
+
+
+class NotFound(HindsightError):
+    code = "not_found"
+    status = 404
+
+
+class Conflict(HindsightError):
+    code = "conflict"
+    status = 409
+
+
+class Unauthorized(HindsightError):
+    code = "unauthorized"
+    status = 401
+
+
+class Forbidden(HindsightError):
+    code = "forbidden"
+    status = 403
+
+
+class Unavailable(HindsightError):
+    """A dependency we cannot do without is down; the client should retry later."""
+
+    code = "unavailable"
+    status = 503
+
+    def __init__(self, message: str, *, retry_after: int = 1, details: Any = None) -> None:
+        super().__init__(message, details=details)
+        self.retry_after = retry_after
+
+
+class NotConfigured(Unavailable):
+    """A feature needs configuration the operator has not given (e.g. an LLM endpoint)."""
+
+    code = "not_configured"
+
+
+class ProviderError(HindsightError):
+    """An embedding or LLM endpoint answered with something we cannot use."""
+
+    code = "provider_error"
+    status = 502
+
+
+class ConfigurationError(HindsightError):
+    """Start-up cannot continue; the message says what to change."""
+
+    code = "configuration_error"

@@ -1,0 +1,1 @@
+"""Periodic upkeep: expiry purge, keyword statistics, recall-log retention."""

@@ -1,0 +1,75 @@
+"""One maintenance pass, run by the service every few seconds and by
+`hindsight maintenance purge`. An advisory lock makes replicas take turns."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import asdict, dataclass
+
+from psycopg_pool import AsyncConnectionPool
+
+from hindsight.config import Settings
+from hindsight.db.pool import Connection
+from hindsight.stores import maintenance as store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PurgeReport:
+    ran: bool = False
+    expired_steps: int = 0
+    expired_sessions: int = 0
+    recall_log_rows: int = 0
+    keyword_rows_merged: int = 0
+
+    def as_dict(self) -> dict[str, int | bool]:
+        return asdict(self)
+
+
+async def run_once(pool: AsyncConnectionPool[Connection], settings: Settings) -> PurgeReport:
+    report = PurgeReport()
+    async with pool.connection() as conn, conn.transaction():
+        if not await store.try_lock(conn):
+            return report  # another replica is at it
+        report.ran = True
+        while True:
+            n = await store.purge_expired_steps(conn)
+            report.expired_steps += n
+            if n < 10_000:
+                break
+        report.expired_sessions = await store.purge_expired_sessions(conn)
+        if settings.recall_log_retention_days > 0:
+            report.recall_log_rows = await store.purge_recall_log(
+                conn, settings.recall_log_retention_days
+            )
+        report.keyword_rows_merged = await store.compact_keyword_stats(conn)
+    return report
+
+
+class MaintenanceLoop:
+    def __init__(self, pool: AsyncConnectionPool[Connection], settings: Settings) -> None:
+        self._pool = pool
+        self._settings = settings
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="hindsight-maintenance")
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self._settings.maintenance_interval_seconds)
+            try:
+                report = await run_once(self._pool, self._settings)
+                if report.expired_steps or report.expired_sessions or report.recall_log_rows:
+                    log.info("maintenance: %s", report.as_dict())
+            except Exception:
+                log.exception("maintenance pass failed; will try again")
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task

@@ -1,0 +1,1 @@
+"""Retrieval: keyword weighting and the ranking of recall candidates (pure functions)."""

@@ -1,0 +1,47 @@
+"""BM25 as sparse vectors: the keyword arm of recall.
+
+A memory's keyword vector holds, for each of its terms, BM25's saturated term frequency
+    w(t, d) = tf * (K1 + 1) / (tf + K1 * (1 - B + B * |d| / AVG_DOC_TERMS))
+with a fixed average length, so a stored vector never needs re-weighting as the corpus
+grows. The query side carries the inverse document frequency, computed per namespace at
+query time from exact document frequencies (see `stores.memories`):
+    idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
+The inner product of the two is the BM25 score, which an HNSW `sparsevec_ip_ops` index
+answers in about a millisecond, where ranking a full-text match list touches every match.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pgvector import SparseVector
+
+from hindsight.text.tokenize import KEYWORD_DIMENSIONS, keyword_tokens, term_id
+
+K1 = 1.2
+B = 0.75
+AVG_DOC_TERMS = 10.0
+# pgvector indexes sparse vectors with at most 1,000 non-zero entries.
+MAX_TERMS = 1000
+
+
+def document_terms(text: str) -> Counter[int]:
+    return Counter(term_id(t) for t in keyword_tokens(text))
+
+
+def document_vector(text: str) -> tuple[SparseVector, list[int]]:
+    """The BM25 document vector and the sorted ids of its terms (for df statistics)."""
+    counts = document_terms(text)
+    if len(counts) > MAX_TERMS:
+        counts = Counter(dict(counts.most_common(MAX_TERMS)))
+    length = sum(counts.values())
+    norm = K1 * (1 - B + B * length / AVG_DOC_TERMS)
+    weights = {term: tf * (K1 + 1) / (tf + norm) for term, tf in counts.items()}
+    return SparseVector(weights, KEYWORD_DIMENSIONS), sorted(weights)
+
+
+def query_terms(text: str) -> tuple[list[int], list[float]]:
+    """Term ids of a query and how often each occurs (the query-side tf)."""
+    counts = document_terms(text)
+    terms = sorted(counts)
+    return terms, [float(counts[t]) for t in terms]

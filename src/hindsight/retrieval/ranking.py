@@ -1,0 +1,98 @@
+"""How recall turns candidates into a ranked, explained list. Pure: no I/O.
+
+    score = relevance × confidence × (1 + α · ln(1 + access_count))
+
+where relevance fuses the two arms. `linear` fusion (the default) keeps their absolute
+meaning, so a weak match stays weak however the other candidates look:
+    relevance = (1 − w) · max(similarity, 0) + w · min(keyword, 1)
+`rrf` (reciprocal rank fusion) uses only each candidate's rank in each arm, scaled so that
+first in both arms is 1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Fusion = Literal["linear", "rrf"]
+
+
+@dataclass(frozen=True)
+class RankingConfig:
+    keyword_weight: float = 0.3
+    access_alpha: float = 0.1
+    fusion: Fusion = "linear"
+    rrf_k: int = 60
+
+
+@dataclass(frozen=True)
+class Ranked:
+    row: dict[str, Any]
+    score: float
+    components: dict[str, Any]
+
+
+def access_boost(access_count: int, alpha: float) -> float:
+    return 1.0 + alpha * math.log1p(max(access_count, 0))
+
+
+def _ranks(rows: list[dict[str, Any]], field: str, eligible: str) -> dict[Any, int]:
+    """1-based rank of each eligible row by `field`, best first."""
+    pool = [r for r in rows if r.get(eligible) and r[field] > 0]
+    pool.sort(key=lambda r: (-r[field], str(r["id"])))
+    return {r["id"]: i for i, r in enumerate(pool, start=1)}
+
+
+def relevance(
+    similarity: float,
+    keyword: float,
+    vector_rank: int | None,
+    keyword_rank: int | None,
+    config: RankingConfig,
+) -> float:
+    w = config.keyword_weight
+    if config.fusion == "rrf":
+        best = 1.0 / (config.rrf_k + 1)
+        total = 0.0
+        if vector_rank is not None:
+            total += (1 - w) / (config.rrf_k + vector_rank)
+        if keyword_rank is not None:
+            total += w / (config.rrf_k + keyword_rank)
+        return total / best
+    return (1 - w) * max(similarity, 0.0) + w * min(max(keyword, 0.0), 1.0)
+
+
+def rank(rows: list[dict[str, Any]], config: RankingConfig, k: int) -> list[Ranked]:
+    """The best `k` candidates with their score and every component of it."""
+    vector_ranks = _ranks(rows, "similarity", "from_vector")
+    keyword_ranks = _ranks(rows, "keyword", "from_keyword")
+    ranked: list[Ranked] = []
+    for row in rows:
+        similarity = float(row["similarity"])
+        keyword = min(max(float(row["keyword"]), 0.0), 1.0)
+        vr = vector_ranks.get(row["id"])
+        kr = keyword_ranks.get(row["id"])
+        rel = relevance(similarity, keyword, vr, kr, config)
+        confidence = float(row["confidence"])
+        boost = access_boost(int(row["access_count"]), config.access_alpha)
+        score = rel * confidence * boost
+        ranked.append(
+            Ranked(
+                row=row,
+                score=score,
+                components={
+                    "similarity": round(similarity, 6),
+                    "keyword": round(keyword, 6),
+                    "relevance": round(rel, 6),
+                    "confidence": confidence,
+                    "access_count": int(row["access_count"]),
+                    "access_boost": round(boost, 6),
+                    "vector_rank": vr,
+                    "keyword_rank": kr,
+                    "fusion": config.fusion,
+                },
+            )
+        )
+    ranked.sort(key=lambda r: (-r.score, -r.components["similarity"], str(r.row["id"])))
+    return ranked[:k]

@@ -1,0 +1,1 @@
+"""Starting what the service needs: embedded PostgreSQL and Redis when none is configured."""

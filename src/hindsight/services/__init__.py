@@ -1,0 +1,1 @@
+"""Services own the rules and the transactions; stores own the SQL."""

@@ -1,0 +1,267 @@
+"""Long-term memory: observe, read, list, update, delete, history.
+
+The rules users asked for live here and in the SQL they call: re-observing a value raises
+its confidence, a new value supersedes the old one (kept in history), and every batch is
+all-or-nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import psycopg
+from pgvector import HalfVector
+from psycopg import errors as pg_errors
+from psycopg_pool import AsyncConnectionPool
+
+from hindsight.config import Settings
+from hindsight.db.pool import Connection
+from hindsight.embeddings.base import Embedder
+from hindsight.errors import InvalidInput, NotFound, Unavailable
+from hindsight.ids import uuid7
+from hindsight.retrieval.keywords import document_vector
+from hindsight.stores import memories as store
+from hindsight.stores.filters import MemoryFilter
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One claim as a client states it."""
+
+    key: str
+    value: str
+    memory_type: str = "fact"
+    source: str | None = None
+    confidence: float | None = None  # initial confidence when the key is new or superseded
+    importance: float = 0.5
+    tags: Sequence[str] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+    verified: bool = False
+    permanent: bool = False
+
+
+@dataclass(frozen=True)
+class Outcome:
+    id: uuid.UUID
+    key: str
+    outcome: str  # created | reinforced | superseded
+    confidence: float
+    observation_count: int
+    memory_type: str
+
+
+def memory_text(key: str, value: str) -> str:
+    """What is embedded and keyword-indexed for a memory: its key words and its value."""
+    return f"{key}: {value}"
+
+
+def normalise_tags(tags: Sequence[str]) -> list[str]:
+    return sorted({t.strip() for t in tags if t.strip()})
+
+
+def encode_cursor(memory_id: uuid.UUID) -> str:
+    return base64.urlsafe_b64encode(memory_id.bytes).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> uuid.UUID:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        return uuid.UUID(bytes=raw)
+    except (binascii.Error, ValueError):
+        raise InvalidInput(
+            "cursor: not a cursor this server issued; pass next_cursor from the previous page "
+            "unchanged"
+        ) from None
+
+
+async def with_retry(
+    pool: AsyncConnectionPool[Connection],
+    work: Callable[[Connection], Awaitable[T]],
+    *,
+    attempts: int = 5,
+) -> T:
+    """Run `work` in one transaction, retrying only a deadlock or serialization failure
+    (the transaction was rolled back whole, so a retry cannot double anything)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                return await work(conn)
+        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure):
+            if attempt == attempts:
+                raise
+            log.info("transaction retried after a deadlock (attempt %d)", attempt)
+        except psycopg.OperationalError as exc:
+            raise Unavailable(f"PostgreSQL is unreachable: {exc}", retry_after=2) from exc
+    raise AssertionError("unreachable")
+
+
+class MemoryService:
+    def __init__(
+        self, settings: Settings, pool: AsyncConnectionPool[Connection], embedder: Embedder
+    ) -> None:
+        self._settings = settings
+        self._pool = pool
+        self._embedder = embedder
+
+    async def _claims(self, items: Sequence[Observation]) -> list[store.NewClaim]:
+        texts = [memory_text(o.key, o.value) for o in items]
+        vectors = await self._embedder.embed(texts)
+        claims = []
+        for obs, text, vector in zip(items, texts, vectors, strict=True):
+            keywords, terms = document_vector(text)
+            claims.append(
+                store.NewClaim(
+                    id=uuid7(),
+                    key=obs.key,
+                    value=obs.value,
+                    memory_type=obs.memory_type,
+                    embedding=HalfVector(vector),
+                    keywords=keywords,
+                    keyword_terms=terms,
+                    confidence=(
+                        self._settings.initial_confidence
+                        if obs.confidence is None
+                        else obs.confidence
+                    ),
+                    importance=obs.importance,
+                    source=obs.source,
+                    tags=normalise_tags(obs.tags),
+                    metadata=dict(obs.metadata),
+                    verified=obs.verified,
+                    permanent=obs.permanent,
+                )
+            )
+        return claims
+
+    async def observe(
+        self, namespace: str, items: Sequence[Observation], *, actor: str
+    ) -> list[Outcome]:
+        """Store or reinforce each item, in order, all in one transaction.
+
+        A key that appears more than once in a batch is applied in order, as if the items
+        had been sent one after another.
+        """
+        claims = await self._claims(items)
+        # Round r holds the r-th occurrence of each key: one statement per round, since one
+        # INSERT ... ON CONFLICT cannot touch the same row twice. Sorting by key makes
+        # concurrent batches lock rows in the same order.
+        rounds: list[list[int]] = []
+        seen: dict[str, int] = {}
+        for position, claim in enumerate(claims):
+            r = seen.get(claim.key, 0)
+            seen[claim.key] = r + 1
+            if r == len(rounds):
+                rounds.append([])
+            rounds[r].append(position)
+
+        async def work(conn: Connection) -> list[Outcome]:
+            results: list[Outcome | None] = [None] * len(claims)
+            for positions in rounds:
+                positions.sort(key=lambda p: claims[p].key)
+                rows = await store.observe(
+                    conn,
+                    namespace,
+                    [claims[p] for p in positions],
+                    actor=actor,
+                    step=self._settings.reinforcement_step,
+                )
+                by_key = {row["key"]: row for row in rows}
+                for p in positions:
+                    row = by_key[claims[p].key]
+                    if row["created"]:
+                        outcome = "created"
+                    elif row["observation_count"] == 1:
+                        outcome = "superseded"
+                    else:
+                        outcome = "reinforced"
+                    results[p] = Outcome(
+                        id=row["id"],
+                        key=row["key"],
+                        outcome=outcome,
+                        confidence=float(row["confidence"]),
+                        observation_count=int(row["observation_count"]),
+                        memory_type=row["memory_type"],
+                    )
+            return [r for r in results if r is not None]
+
+        return await with_retry(self._pool, work)
+
+    async def get(self, namespace: str, memory_id: uuid.UUID) -> dict[str, Any]:
+        async with self._pool.connection() as conn:
+            row = await store.get(conn, namespace, memory_id)
+        if row is None:
+            raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
+        return row
+
+    async def list_page(
+        self, namespace: str, f: MemoryFilter, *, limit: int, cursor: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        after = decode_cursor(cursor) if cursor else None
+        async with self._pool.connection() as conn:
+            rows = await store.list_page(conn, namespace, f, after=after, limit=limit + 1)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return rows, (encode_cursor(rows[-1]["id"]) if more else None)
+
+    async def update(
+        self, namespace: str, memory_id: uuid.UUID, changes: dict[str, Any], *, actor: str
+    ) -> dict[str, Any]:
+        """Apply a client's explicit edit. A new value is re-embedded and, unless the edit
+        sets a confidence, starts over at the initial confidence (it is a new claim)."""
+        columns: dict[str, Any] = {}
+        for name, value in changes.items():
+            if name == "key":
+                columns["mem_key"] = value
+            elif name == "value":
+                columns["mem_value"] = value
+            elif name == "tags":
+                columns["tags"] = normalise_tags(value)
+            else:
+                columns[name] = value
+        if "mem_value" in columns or "mem_key" in columns:
+            current = await self.get(namespace, memory_id)
+            key = columns.get("mem_key", current["key"])
+            value = columns.get("mem_value", current["value"])
+            text = memory_text(key, value)
+            (vector,) = await self._embedder.embed([text])
+            keywords, terms = document_vector(text)
+            columns.update(embedding=HalfVector(vector), keywords=keywords, keyword_terms=terms)
+            if "mem_value" in columns and "confidence" not in columns:
+                columns["confidence"] = self._settings.initial_confidence
+
+        async def work(conn: Connection) -> dict[str, Any] | None:
+            return await store.update(conn, namespace, memory_id, columns, actor=actor)
+
+        try:
+            row = await with_retry(self._pool, work)
+        except pg_errors.UniqueViolation:
+            raise InvalidInput(
+                f"key: another active memory in {namespace!r} already has key "
+                f"{changes.get('key')!r}; delete or archive it first"
+            ) from None
+        if row is None:
+            raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
+        return row
+
+    async def delete(self, namespace: str, memory_id: uuid.UUID, *, actor: str) -> None:
+        async with self._pool.connection() as conn:
+            deleted = await store.delete(conn, namespace, memory_id, actor=actor)
+        if not deleted:
+            raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
+
+    async def history(self, namespace: str, memory_id: uuid.UUID) -> list[dict[str, Any]]:
+        async with self._pool.connection() as conn:
+            rows = await store.history(conn, namespace, memory_id)
+        if not rows:
+            raise NotFound(f"no memory {memory_id} (nor any history of it) in {namespace!r}")
+        return rows

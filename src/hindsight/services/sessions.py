@@ -1,0 +1,160 @@
+"""Working memory: the steps of running sessions.
+
+Writes go to Postgres first (the durable copy), then to Redis (the hot copy). Reads try
+Redis and fall back to Postgres, which then warms Redis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg import errors as pg_errors
+from psycopg_pool import AsyncConnectionPool
+
+from hindsight.config import Settings
+from hindsight.db.pool import Connection
+from hindsight.errors import Conflict, NotFound
+from hindsight.stores import steps as store
+from hindsight.stores.hot_steps import HotSteps
+
+
+@dataclass(frozen=True)
+class Appended:
+    step: dict[str, Any]
+    replayed: bool  # True when an idempotency key matched an earlier append
+
+
+@dataclass(frozen=True)
+class Context:
+    recent: list[dict[str, Any]]
+    earlier: list[dict[str, Any]]  # older steps, newest first trimmed to the budget
+    omitted: int  # older live steps left out by the budget
+
+
+class SessionService:
+    def __init__(
+        self, settings: Settings, pool: AsyncConnectionPool[Connection], hot: HotSteps
+    ) -> None:
+        self._settings = settings
+        self._pool = pool
+        self._hot = hot
+
+    async def append(
+        self,
+        namespace: str,
+        session_id: str,
+        *,
+        content: str,
+        role: str = "user",
+        summary: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        ttl_seconds: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Appended:
+        async with self._pool.connection() as conn:
+            if idempotency_key is not None:
+                earlier = await store.by_idempotency_key(
+                    conn, namespace, session_id, idempotency_key
+                )
+                if earlier is not None:
+                    return Appended(earlier, replayed=True)
+            try:
+                step = await store.append(
+                    conn,
+                    namespace,
+                    session_id,
+                    role=role,
+                    content=content,
+                    summary=summary,
+                    metadata=metadata or {},
+                    idempotency_key=idempotency_key,
+                    ttl_seconds=ttl_seconds or self._settings.working_memory_ttl_seconds,
+                )
+            except pg_errors.UniqueViolation:
+                # A concurrent retry with the same key won the race; answer with its step.
+                assert idempotency_key is not None
+                earlier = await store.by_idempotency_key(
+                    conn, namespace, session_id, idempotency_key
+                )
+                assert earlier is not None
+                return Appended(earlier, replayed=True)
+        if step is None:
+            raise Conflict(
+                f"session {session_id!r} has ended and accepts no more steps; "
+                "start a new session id"
+            )
+        await self._hot.appended(namespace, session_id, step)
+        return Appended(step, replayed=False)
+
+    async def recent(self, namespace: str, session_id: str, n: int) -> list[dict[str, Any]]:
+        cached = await self._hot.recent(namespace, session_id, n)
+        if cached is not None:
+            return cached
+        async with self._pool.connection() as conn:
+            rows = await store.recent(conn, namespace, session_id, n)
+        await self._hot.fill(namespace, session_id, rows)
+        return rows
+
+    async def context(
+        self, namespace: str, session_id: str, *, recent: int, max_chars: int
+    ) -> Context:
+        """The newest `recent` steps whole; before them, older steps as their summary (or
+        their content while no summary exists), newest first, until `max_chars` is spent."""
+        newest = await self.recent(namespace, session_id, recent)
+        if not newest or newest[0]["step_index"] == 0:
+            return Context(newest, [], 0)
+        async with self._pool.connection() as conn:
+            older = await store.older(
+                conn, namespace, session_id, newest[0]["step_index"], limit=10_000
+            )
+        earlier: list[dict[str, Any]] = []
+        spent = 0
+        for step in older:
+            text = step["summary"] if step["summary"] is not None else step["content"]
+            if spent + len(text) > max_chars:
+                break
+            spent += len(text)
+            earlier.append(
+                {
+                    "step_index": step["step_index"],
+                    "role": step["role"],
+                    "text": text,
+                    "summarized": step["summary"] is not None,
+                    "created_at": step["created_at"],
+                }
+            )
+        earlier.reverse()
+        return Context(newest, earlier, len(older) - len(earlier))
+
+    async def session(self, namespace: str, session_id: str) -> dict[str, Any]:
+        async with self._pool.connection() as conn:
+            row = await store.session(conn, namespace, session_id)
+        if row is None:
+            raise NotFound(f"no session {session_id!r} in namespace {namespace!r}")
+        return row
+
+    async def end(self, namespace: str, session_id: str) -> dict[str, Any]:
+        async with self._pool.connection() as conn:
+            row = await store.end(conn, namespace, session_id)
+        if row is None:
+            raise NotFound(f"no session {session_id!r} in namespace {namespace!r}")
+        return row
+
+    async def delete(self, namespace: str, session_id: str) -> int:
+        async with self._pool.connection() as conn:
+            steps = await store.delete(conn, namespace, session_id)
+        await self._hot.forget(namespace, session_id)
+        if steps is None:
+            raise NotFound(f"no session {session_id!r} in namespace {namespace!r}")
+        return steps
+
+    async def set_summary(
+        self, namespace: str, session_id: str, step_index: int, summary: str | None
+    ) -> dict[str, Any]:
+        async with self._pool.connection() as conn:
+            step = await store.set_summary(conn, namespace, session_id, step_index, summary)
+        if step is None:
+            raise NotFound(f"no live step {step_index} in session {session_id!r} of {namespace!r}")
+        await self._hot.replaced(namespace, session_id, step)
+        return step

@@ -1,0 +1,72 @@
+"""Filters on long-term memories, shared by list and recall, rendered as SQL conditions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class MemoryFilter:
+    memory_types: tuple[str, ...] = ()
+    tags_all: tuple[str, ...] = ()
+    tags_any: tuple[str, ...] = ()
+    min_confidence: float | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    observed_after: datetime | None = None
+    observed_before: datetime | None = None
+    key: str | None = None
+    key_prefix: str | None = None
+    status: str | None = "active"
+
+    def as_json(self) -> dict[str, Any]:
+        """The filters that were set, for the recall log."""
+        out: dict[str, Any] = {}
+        for name in ("memory_types", "tags_all", "tags_any"):
+            if getattr(self, name):
+                out[name] = list(getattr(self, name))
+        for name in ("min_confidence", "key", "key_prefix"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        for name in ("created_after", "created_before", "observed_after", "observed_before"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value.isoformat()
+        return out
+
+
+def filter_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str:
+    """` AND ...` conditions for `f`, adding their values to `params` (named placeholders)."""
+    p = f"{alias}." if alias else ""
+    parts: list[str] = []
+
+    def add(condition: str, name: str, value: Any) -> None:
+        params[name] = value
+        parts.append(condition)
+
+    if f.status is not None:
+        add(f"{p}status = %(f_status)s", "f_status", f.status)
+    if f.memory_types:
+        add(f"{p}memory_type = ANY(%(f_types)s::text[])", "f_types", list(f.memory_types))
+    if f.tags_all:
+        add(f"{p}tags @> %(f_tags_all)s::text[]", "f_tags_all", list(f.tags_all))
+    if f.tags_any:
+        add(f"{p}tags && %(f_tags_any)s::text[]", "f_tags_any", list(f.tags_any))
+    if f.min_confidence is not None:
+        add(f"{p}confidence >= %(f_min_conf)s", "f_min_conf", f.min_confidence)
+    if f.created_after is not None:
+        add(f"{p}created_at >= %(f_c_after)s", "f_c_after", f.created_after)
+    if f.created_before is not None:
+        add(f"{p}created_at < %(f_c_before)s", "f_c_before", f.created_before)
+    if f.observed_after is not None:
+        add(f"{p}last_observed >= %(f_o_after)s", "f_o_after", f.observed_after)
+    if f.observed_before is not None:
+        add(f"{p}last_observed < %(f_o_before)s", "f_o_before", f.observed_before)
+    if f.key is not None:
+        add(f"{p}mem_key = %(f_key)s", "f_key", f.key)
+    if f.key_prefix is not None:
+        # starts_with() instead of LIKE: no escaping of % and _ in user input
+        add(f"starts_with({p}mem_key, %(f_key_prefix)s)", "f_key_prefix", f.key_prefix)
+    return "".join(" AND " + c for c in parts)

@@ -1,0 +1,305 @@
+"""Redis: the hot copy of each session's newest steps.
+
+One sorted set per session (`hs:wm:{namespace:session}`, a Redis Cluster hash tag), scored
+by step index, holding the newest steps as JSON and expiring with the session. Postgres has
+every step; this copy is trusted only when it is provably complete for the read:
+contiguous indexes, and either as many steps as asked for or the session's first step.
+Anything else — a gap, a cold key, Redis down — and the read goes to Postgres.
+
+Redis trouble never fails a request. After an error, Redis is skipped for a short pause
+(a circuit breaker, so an outage does not add a timeout to every call). Sessions whose
+write was lost are remembered and their keys deleted once Redis answers again, so a stale
+copy is never served by this process; and if Redis restarts (its run id changes), every
+cached session is dropped, since the append-only file may lack its last second of writes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from datetime import datetime
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+log = logging.getLogger(__name__)
+
+_PREFIX = "hs:wm:"
+TOMBSTONE_MS = 30_000
+
+# The session's exact expiry (ISO text) sits beside the steps in KEYS[3]; both expire then.
+# KEYS: steps, tombstone, expiry. ARGV: step index, step JSON, expiry (unix ms), expiry
+# (ISO), steps to keep
+_APPEND = """
+local key = KEYS[1]
+local index = tonumber(ARGV[1])
+if index == 0 then redis.call('DEL', KEYS[2]) end
+redis.call('ZREMRANGEBYSCORE', key, index, index)
+redis.call('ZADD', key, index, ARGV[2])
+redis.call('ZREMRANGEBYRANK', key, 0, -(tonumber(ARGV[5]) + 1))
+local expire_at = tonumber(ARGV[3])
+local pttl = redis.call('PTTL', key)
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if pttl < 0 or now + pttl < expire_at then
+  redis.call('PEXPIREAT', key, expire_at)
+  redis.call('SET', KEYS[3], ARGV[4], 'PXAT', expire_at)
+end
+return 1
+"""
+
+# KEYS: steps, expiry. ARGV: how many of the newest steps. Returns the expiry, then
+# member/score pairs; nothing when the steps or their expiry are missing.
+_READ = """
+local raw = redis.call('ZRANGE', KEYS[1], -tonumber(ARGV[1]), -1, 'WITHSCORES')
+if #raw == 0 then return {} end
+local expiry = redis.call('GET', KEYS[2])
+if not expiry then return {} end
+table.insert(raw, 1, expiry)
+return raw
+"""
+
+# Replace a cached step if (and only if) it is cached. ARGV: step index, step JSON
+_REPLACE = """
+if redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[1]) == 0 then return 0 end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[1])
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
+
+# Fill a cold or partial key from Postgres rows, keeping the set contiguous. KEYS[2] is the
+# tombstone a delete leaves, so a read that raced the delete cannot bring the steps back.
+# KEYS: steps, tombstone, expiry. ARGV: expiry (unix ms), steps to keep, expiry (ISO), then
+# index/JSON pairs in ascending order
+_FILL = """
+local key = KEYS[1]
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+local lo = tonumber(ARGV[4])
+local hi = tonumber(ARGV[#ARGV - 1])
+local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+if #first > 0 then
+  local cmin = tonumber(first[2])
+  local cmax = tonumber(last[2])
+  if cmax < lo - 1 or cmin > hi + 1 then return 0 end
+end
+for i = 4, #ARGV, 2 do
+  local index = tonumber(ARGV[i])
+  if redis.call('ZCOUNT', key, index, index) == 0 then
+    redis.call('ZADD', key, index, ARGV[i + 1])
+  end
+end
+redis.call('ZREMRANGEBYRANK', key, 0, -(tonumber(ARGV[2]) + 1))
+local pttl = redis.call('PTTL', key)
+if pttl < 0 then
+  redis.call('PEXPIREAT', key, ARGV[1])
+  redis.call('SET', KEYS[3], ARGV[3], 'PXAT', ARGV[1])
+end
+return 1
+"""
+
+
+def session_key(namespace: str, session_id: str) -> str:
+    return f"{_PREFIX}{{{namespace}:{session_id}}}"
+
+
+def tombstone_key(namespace: str, session_id: str) -> str:
+    return f"{_PREFIX}{{{namespace}:{session_id}}}:deleted"
+
+
+def expiry_key(namespace: str, session_id: str) -> str:
+    return f"{_PREFIX}{{{namespace}:{session_id}}}:expires"
+
+
+def _encode(step: dict[str, Any]) -> str:
+    return json.dumps(
+        {
+            "step_index": step["step_index"],
+            "role": step["role"],
+            "content": step["content"],
+            "summary": step["summary"],
+            "metadata": step["metadata"],
+            "idempotency_key": step.get("idempotency_key"),
+            "created_at": step["created_at"].isoformat(),
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def _decode(raw: bytes | str, expires_at: datetime) -> dict[str, Any]:
+    step: dict[str, Any] = json.loads(raw)
+    step["created_at"] = datetime.fromisoformat(step["created_at"])
+    step["expires_at"] = expires_at
+    return step
+
+
+def _expiry_ms(step: dict[str, Any]) -> int:
+    return int(step["expires_at"].timestamp() * 1000)
+
+
+class HotSteps:
+    def __init__(self, url: str | None, *, keep: int, pause_seconds: float = 2.0) -> None:
+        self._client = (
+            aioredis.Redis.from_url(
+                url,
+                socket_timeout=0.5,
+                socket_connect_timeout=0.5,
+                max_connections=64,
+            )
+            if url
+            else None
+        )
+        self._keep = keep
+        self._pause = pause_seconds
+        self._skip_until = 0.0
+        self._stale: set[str] = set()  # sessions whose cached copy may miss a write
+        self._run_id: str | None = None
+        self._append = self._client.register_script(_APPEND) if self._client else None
+        self._replace = self._client.register_script(_REPLACE) if self._client else None
+        self._fill = self._client.register_script(_FILL) if self._client else None
+        self._read = self._client.register_script(_READ) if self._client else None
+
+    @property
+    def configured(self) -> bool:
+        return self._client is not None
+
+    async def _usable(self) -> bool:
+        """Whether to talk to Redis now; settles lost writes and restarts first."""
+        if self._client is None or time.monotonic() < self._skip_until:
+            return False
+        if self._stale or self._run_id is None:
+            try:
+                await self._recover()
+            except (RedisError, OSError) as exc:
+                self._fail("recover", exc)
+                return False
+        return True
+
+    async def _recover(self) -> None:
+        assert self._client is not None
+        info = await self._client.info("server")
+        run_id = str(info.get("run_id", ""))
+        if self._run_id is not None and run_id != self._run_id:
+            log.warning("Redis restarted (run id changed); dropping every cached session")
+            await self._drop_all()
+        self._run_id = run_id
+        while self._stale:
+            key = next(iter(self._stale))
+            await self._client.unlink(key)
+            self._stale.discard(key)
+
+    async def _drop_all(self) -> None:
+        assert self._client is not None
+        async for key in self._client.scan_iter(match=_PREFIX + "*", count=1000):
+            await self._client.unlink(key)
+
+    def _fail(self, what: str, exc: BaseException, key: str | None = None) -> None:
+        if key is not None:
+            self._stale.add(key)
+        if time.monotonic() >= self._skip_until:
+            log.warning("Redis %s failed (%s); serving working memory from Postgres", what, exc)
+        self._skip_until = time.monotonic() + self._pause
+        self._run_id = None  # check for a restart once it answers again
+
+    async def appended(self, namespace: str, session_id: str, step: dict[str, Any]) -> None:
+        key = session_key(namespace, session_id)
+        if not await self._usable():
+            if self._client is not None:
+                self._stale.add(key)
+            return
+        assert self._append is not None
+        try:
+            await self._append(
+                keys=[key, tombstone_key(namespace, session_id), expiry_key(namespace, session_id)],
+                args=[
+                    step["step_index"],
+                    _encode(step),
+                    _expiry_ms(step),
+                    step["expires_at"].isoformat(),
+                    self._keep,
+                ],
+            )
+        except (RedisError, OSError) as exc:
+            self._fail("append", exc, key)
+
+    async def recent(self, namespace: str, session_id: str, n: int) -> list[dict[str, Any]] | None:
+        """The newest `n` steps if the cache provably has them, else None."""
+        key = session_key(namespace, session_id)
+        if key in self._stale or not await self._usable():
+            return None
+        assert self._read is not None
+        try:
+            raw = await self._read(keys=[key, expiry_key(namespace, session_id)], args=[n])
+        except (RedisError, OSError) as exc:
+            self._fail("read", exc)
+            return None
+        if not raw:
+            return None
+        expires_at = datetime.fromisoformat(raw[0].decode())
+        members = raw[1::2]
+        indexes = [int(float(score)) for score in raw[2::2]]
+        contiguous = indexes[-1] - indexes[0] + 1 == len(indexes)
+        if not contiguous or (len(indexes) < n and indexes[0] != 0):
+            return None
+        return [_decode(member, expires_at) for member in members]
+
+    async def fill(self, namespace: str, session_id: str, steps: list[dict[str, Any]]) -> None:
+        """Warm the cache with steps read from Postgres (ascending, contiguous)."""
+        if not steps:
+            return
+        key = session_key(namespace, session_id)
+        if key in self._stale or not await self._usable():
+            return
+        assert self._fill is not None
+        args: list[Any] = [_expiry_ms(steps[-1]), self._keep, steps[-1]["expires_at"].isoformat()]
+        for step in steps[-self._keep :]:
+            args.extend([step["step_index"], _encode(step)])
+        try:
+            await self._fill(
+                keys=[key, tombstone_key(namespace, session_id), expiry_key(namespace, session_id)],
+                args=args,
+            )
+        except (RedisError, OSError) as exc:
+            self._fail("fill", exc, key)
+
+    async def replaced(self, namespace: str, session_id: str, step: dict[str, Any]) -> None:
+        key = session_key(namespace, session_id)
+        if not await self._usable():
+            if self._client is not None:
+                self._stale.add(key)
+            return
+        assert self._replace is not None
+        try:
+            await self._replace(keys=[key], args=[step["step_index"], _encode(step)])
+        except (RedisError, OSError) as exc:
+            self._fail("update", exc, key)
+
+    async def forget(self, namespace: str, session_id: str) -> None:
+        key = session_key(namespace, session_id)
+        if not await self._usable():
+            if self._client is not None:
+                self._stale.add(key)
+            return
+        assert self._client is not None
+        try:
+            async with self._client.pipeline(transaction=True) as pipe:
+                pipe.set(tombstone_key(namespace, session_id), 1, px=TOMBSTONE_MS)
+                pipe.unlink(key, expiry_key(namespace, session_id))
+                await pipe.execute()
+        except (RedisError, OSError) as exc:
+            self._fail("delete", exc, key)
+
+    async def ping(self) -> bool:
+        if self._client is None:
+            return False
+        try:
+            return bool(await self._client.ping())
+        except (RedisError, OSError):
+            return False
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()

@@ -1,0 +1,61 @@
+"""SQL for the recall log: what each recall was asked and what it returned."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from hindsight.db.pool import Connection
+
+
+@dataclass(frozen=True)
+class RecallEntry:
+    id: uuid.UUID
+    namespace: str
+    query: str
+    k: int
+    filters: dict[str, Any]
+    result_ids: list[uuid.UUID]
+    scores: list[float]
+    results: list[dict[str, Any]]
+    actor: str
+    duration_ms: float
+    created_at: datetime
+
+
+async def insert_many(conn: Connection, entries: list[RecallEntry]) -> None:
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "INSERT INTO recall_log (id, namespace, query, k, filters, result_ids, scores, "
+            "results, actor, duration_ms, created_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+            [
+                (
+                    e.id,
+                    e.namespace,
+                    e.query,
+                    e.k,
+                    Jsonb(e.filters),
+                    e.result_ids,
+                    e.scores,
+                    Jsonb(e.results),
+                    e.actor,
+                    e.duration_ms,
+                    e.created_at,
+                )
+                for e in entries
+            ],
+        )
+
+
+async def get(conn: Connection, namespace: str, recall_id: uuid.UUID) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        "SELECT id, namespace, query, k, filters, result_ids, scores, results, actor, "
+        "duration_ms, created_at FROM recall_log WHERE namespace = %s AND id = %s",
+        (namespace, recall_id),
+    )
+    return await cur.fetchone()

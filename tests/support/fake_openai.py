@@ -1,0 +1,148 @@
+"""A small local server that speaks the OpenAI HTTP protocol, so the real `openai` client
+code runs in tests. Deterministic: embeddings come from the built-in hashing embedder at
+the requested width; chat answers come from a script the test sets.
+
+Failure injection: `fail_next(status, times)` answers the next requests with that HTTP
+status; `delay_next(seconds)` stalls them; `malformed_next()` returns a body that is not
+JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+
+from hindsight.embeddings.builtin import BuiltinEmbedder
+from tests.support.servers import free_port
+
+
+class FakeOpenAI:
+    def __init__(self, *, dimensions: int = 64, model: str = "fake-embed") -> None:
+        self.dimensions = dimensions
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self.faults: deque[tuple[str, Any]] = deque()
+        self.chat_replies: deque[str | Callable[[dict[str, Any]], str]] = deque()
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.app = self._build()
+        self.server = uvicorn.Server(
+            uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning")
+        )
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    # --- test controls ---
+    def fail_next(self, status: int, times: int = 1) -> None:
+        for _ in range(times):
+            self.faults.append(("status", status))
+
+    def delay_next(self, seconds: float, times: int = 1) -> None:
+        for _ in range(times):
+            self.faults.append(("delay", seconds))
+
+    def malformed_next(self, times: int = 1) -> None:
+        for _ in range(times):
+            self.faults.append(("malformed", None))
+
+    def reply(self, *answers: str | Callable[[dict[str, Any]], str]) -> None:
+        self.chat_replies.extend(answers)
+
+    def count(self, path: str) -> int:
+        return sum(1 for r in self.requests if r["path"] == path)
+
+    # --- server ---
+    def _build(self) -> FastAPI:
+        app = FastAPI()
+
+        async def fault() -> Response | None:
+            if not self.faults:
+                return None
+            kind, arg = self.faults.popleft()
+            if kind == "status":
+                return JSONResponse(
+                    {"error": {"message": f"injected {arg}", "type": "server_error"}},
+                    status_code=arg,
+                    headers={"retry-after-ms": "10"},
+                )
+            if kind == "delay":
+                await asyncio.sleep(arg)
+                return None
+            return PlainTextResponse("this is not json {", media_type="application/json")
+
+        @app.post("/v1/embeddings")
+        async def embeddings(request: Request) -> Response:
+            body = await request.json()
+            self.requests.append(
+                {"path": "embeddings", "body": body, "auth": request.headers.get("authorization")}
+            )
+            injected = await fault()
+            if injected is not None:
+                return injected
+            inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            width = body.get("dimensions") or self.dimensions
+            embedder = BuiltinEmbedder(width)
+            data = [
+                {
+                    "object": "embedding",
+                    "index": i,
+                    "embedding": [float(x) for x in embedder.embed_one(text)],
+                }
+                for i, text in enumerate(inputs)
+            ]
+            return JSONResponse(
+                {
+                    "object": "list",
+                    "data": data,
+                    "model": body["model"],
+                    "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                }
+            )
+
+        @app.post("/v1/chat/completions")
+        async def chat(request: Request) -> Response:
+            body = await request.json()
+            self.requests.append({"path": "chat", "body": body})
+            injected = await fault()
+            if injected is not None:
+                return injected
+            if not self.chat_replies:
+                content = "{}"
+            else:
+                answer = self.chat_replies.popleft()
+                content = answer(body) if callable(answer) else answer
+            return JSONResponse(
+                {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": content},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }
+            )
+
+        return app
+
+    def __enter__(self) -> FakeOpenAI:
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)

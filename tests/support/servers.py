@@ -1,0 +1,108 @@
+"""Real servers for tests: the app under uvicorn in a thread or a subprocess."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import uvicorn
+
+from hindsight.api.app import create_app
+from hindsight.config import Settings
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_ready(url: str, timeout: float = 30.0, path: str = "/healthz") -> None:
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + path, timeout=1.0).status_code < 500:
+                return
+        except httpx.HTTPError as exc:
+            last = exc
+        time.sleep(0.05)
+    raise TimeoutError(f"{url} did not come up: {last}")
+
+
+class ThreadServer:
+    """uvicorn serving `create_app(...)` on a loopback port, in a background thread."""
+
+    def __init__(self, settings: Settings, database_url: str, redis_url: str | None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        app = create_app(settings, database_url=database_url, redis_url=redis_url)
+        self.app = app
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> ThreadServer:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if not self.thread.is_alive():
+                raise RuntimeError("test server failed to start; see the log above")
+            if time.monotonic() > deadline:
+                raise TimeoutError("test server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+    @property
+    def core(self) -> Any:
+        return self.app.state.hindsight
+
+
+@contextlib.contextmanager
+def subprocess_server(env: dict[str, str], *, workers: int = 1) -> Iterator[str]:
+    """The app in its own process (`uvicorn --factory`), as a second replica would run."""
+    port = free_port()
+    full_env = {**os.environ, **env}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            "hindsight.api.asgi:app_from_env",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--workers",
+            str(workers),
+        ],
+        env=full_env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,201 @@
+"""Long-term memory over REST: observe, reinforce, supersede, read, list, edit, delete."""
+
+from __future__ import annotations
+
+import threading
+
+import httpx
+import pytest
+
+from tests.conftest import Api
+
+
+def test_observe_creates_then_reinforces_with_exact_confidence(api: Api) -> None:
+    (first,) = api.observe({"key": "user.color", "value": "blue"}, expect=201)
+    assert first["outcome"] == "created"
+    assert first["confidence"] == 0.5
+    assert first["observation_count"] == 1
+    for expected in (0.6, 0.7, 0.8, 0.9, 1.0, 1.0):
+        (again,) = api.observe({"key": "user.color", "value": "blue"}, expect=200)
+        assert again["outcome"] == "reinforced"
+        assert again["id"] == first["id"]
+        assert again["confidence"] == expected  # exact decimals, capped at 1.0
+    assert api.get(first["id"])["observation_count"] == 7
+
+
+def test_new_value_supersedes_and_history_keeps_the_old_one(api: Api) -> None:
+    (a,) = api.observe({"key": "user.city", "value": "Paris", "source": "chat-1"})
+    api.observe({"key": "user.city", "value": "Paris"})
+    (b,) = api.observe({"key": "user.city", "value": "Berlin", "source": "chat-2"})
+    assert b["outcome"] == "superseded"
+    assert b["id"] == a["id"]
+    assert b["confidence"] == 0.5 and b["observation_count"] == 1
+    memory = api.get(a["id"])
+    assert memory["value"] == "Berlin" and memory["source"] == "chat-2"
+
+    history = api.history(a["id"])
+    assert [h["change"] for h in history] == ["created", "reinforced", "superseded"]
+    assert [h["value"] for h in history] == ["Paris", "Paris", "Berlin"]
+    assert [h["confidence"] for h in history] == [0.5, 0.6, 0.5]
+    assert history[2]["old_value"] == "Paris" and history[2]["old_confidence"] == 0.6
+    assert all(h["actor"] == "bootstrap-admin" for h in history)
+
+
+def test_batch_answers_in_order_and_applies_repeated_keys_in_sequence(api: Api) -> None:
+    results = api.observe(
+        {"key": "b", "value": "1"},
+        {"key": "a", "value": "x"},
+        {"key": "b", "value": "1"},
+        {"key": "b", "value": "2"},
+        {"key": "a", "value": "x"},
+    )
+    assert [(r["key"], r["outcome"]) for r in results] == [
+        ("b", "created"),
+        ("a", "created"),
+        ("b", "reinforced"),
+        ("b", "superseded"),
+        ("a", "reinforced"),
+    ]
+    assert results[2]["confidence"] == 0.6
+    assert results[4]["observation_count"] == 2
+
+
+def test_initial_confidence_and_fields_are_kept(api: Api) -> None:
+    (r,) = api.observe(
+        {
+            "key": "k",
+            "value": "v",
+            "memory_type": "preference",
+            "confidence": 0.8,
+            "importance": 0.9,
+            "tags": ["b", "a", "a"],
+            "metadata": {"x": 1},
+            "verified": True,
+        }
+    )
+    m = api.get(r["id"])
+    assert m["confidence"] == 0.8 and m["importance"] == 0.9
+    assert m["memory_type"] == "preference" and m["tags"] == ["a", "b"]
+    assert m["metadata"] == {"x": 1} and m["verified"] is True and m["status"] == "active"
+    # a re-observation merges tags and metadata and ignores its own initial confidence
+    (again,) = api.observe(
+        {"key": "k", "value": "v", "tags": ["c"], "metadata": {"y": 2}, "confidence": 0.1}
+    )
+    assert again["confidence"] == 0.9
+    m = api.get(r["id"])
+    assert m["tags"] == ["a", "b", "c"] and m["metadata"] == {"x": 1, "y": 2}
+
+
+def test_cursor_visits_every_memory_exactly_once_while_others_write(api: Api) -> None:
+    api.observe(*({"key": f"k{i:03d}", "value": f"value {i}"} for i in range(120)))
+    seen: list[str] = []
+    cursor = None
+    writer_done = threading.Event()
+
+    def writer() -> None:
+        client = httpx.Client(base_url=str(api.client.base_url), headers=api.client.headers)
+        for i in range(30):
+            client.post(
+                f"{api.base}/memories:batch",
+                json={
+                    "memories": [
+                        {"key": f"late{i}", "value": "x"},
+                        {"key": f"k{i:03d}", "value": f"value {i}"},
+                    ]
+                },
+            )
+        client.close()
+        writer_done.set()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    while True:
+        params = {"limit": 7, **({"cursor": cursor} if cursor else {})}
+        page = api.client.get(f"{api.base}/memories", params=params).json()
+        seen.extend(m["key"] for m in page["memories"])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    thread.join()
+    assert len(seen) == len(set(seen)), "a memory was visited twice"
+    assert {f"k{i:03d}" for i in range(120)} <= set(seen)
+
+
+def test_list_filters(api: Api) -> None:
+    api.observe(
+        {"key": "p1", "value": "likes tea", "memory_type": "preference", "tags": ["drink"]},
+        {"key": "f1", "value": "lives in Oslo", "tags": ["place"]},
+        {"key": "f2", "value": "born 1990", "confidence": 0.9},
+    )
+
+    def keys(**params: object) -> set[str]:
+        r = api.client.get(f"{api.base}/memories", params=params)
+        assert r.status_code == 200, r.text
+        return {m["key"] for m in r.json()["memories"]}
+
+    assert keys(memory_type="preference") == {"p1"}
+    assert keys(tag="place") == {"f1"}
+    assert keys(min_confidence=0.8) == {"f2"}
+    assert keys(key_prefix="f") == {"f1", "f2"}
+    assert keys(key="f2") == {"f2"}
+
+
+def test_patch_updates_and_is_recorded(api: Api) -> None:
+    (r,) = api.observe({"key": "job", "value": "baker"})
+    resp = api.client.patch(
+        f"{api.base}/memories/{r['id']}", json={"value": "chef", "tags": ["work"]}
+    )
+    assert resp.status_code == 200, resp.text
+    m = resp.json()
+    assert m["value"] == "chef" and m["tags"] == ["work"] and m["confidence"] == 0.5
+    resp = api.client.patch(
+        f"{api.base}/memories/{r['id']}", json={"confidence": 0.95, "status": "archived"}
+    )
+    assert resp.json()["status"] == "archived"
+    changes = [h["change"] for h in api.history(r["id"])]
+    assert changes == ["created", "updated", "archived"]
+    # archived memories are not listed by default, but can be asked for
+    listed = api.client.get(f"{api.base}/memories").json()["memories"]
+    assert r["id"] not in {m["id"] for m in listed}
+    listed = api.client.get(f"{api.base}/memories", params={"status": "archived"}).json()
+    assert [m["id"] for m in listed["memories"]] == [r["id"]]
+    # a new observation of the key starts a new active memory beside the archived one
+    (fresh,) = api.observe({"key": "job", "value": "chef"})
+    assert fresh["outcome"] == "created" and fresh["id"] != r["id"]
+
+
+def test_patch_refuses_empty_and_conflicting_edits(api: Api) -> None:
+    a, _ = api.observe({"key": "a", "value": "1"}, {"key": "b", "value": "2"})
+    resp = api.client.patch(f"{api.base}/memories/{a['id']}", json={})
+    assert resp.status_code == 422 and "nothing to change" in resp.json()["error"]["message"]
+    resp = api.client.patch(f"{api.base}/memories/{a['id']}", json={"key": "b"})
+    assert resp.status_code == 422 and "already has" in resp.json()["error"]["message"]
+    assert api.get(a["id"])["key"] == "a"
+
+
+def test_delete_leaves_history(api: Api) -> None:
+    (r,) = api.observe({"key": "tmp", "value": "gone soon"})
+    assert api.client.delete(f"{api.base}/memories/{r['id']}").status_code == 204
+    assert api.client.get(f"{api.base}/memories/{r['id']}").status_code == 404
+    assert api.client.delete(f"{api.base}/memories/{r['id']}").status_code == 404
+    history = api.history(r["id"])
+    assert [h["change"] for h in history] == ["created", "deleted"]
+    assert history[-1]["value"] == "gone soon"
+
+
+def test_nothing_crosses_namespaces(client: httpx.Client, ns: str) -> None:
+    a, b = Api(client, ns + "-a"), Api(client, ns + "-b")
+    (ra,) = a.observe({"key": "secret", "value": "a's secret"})
+    assert client.get(f"{b.base}/memories/{ra['id']}").status_code == 404
+    assert client.get(f"{b.base}/memories/{ra['id']}/history").status_code == 404
+    assert client.delete(f"{b.base}/memories/{ra['id']}").status_code == 404
+    assert all(h["id"] != ra["id"] for h in b.recall("secret")["results"])
+    (rb,) = b.observe({"key": "secret", "value": "b's secret"})
+    assert rb["outcome"] == "created" and rb["id"] != ra["id"]
+
+
+@pytest.mark.parametrize("path", ["memories/not-a-uuid", "memories/not-a-uuid/history"])
+def test_bad_ids_are_422(api: Api, path: str) -> None:
+    r = api.client.get(f"{api.base}/{path}")
+    assert r.status_code == 422
+    assert "memory_id" in r.json()["error"]["message"]

@@ -1,0 +1,114 @@
+"""Alembic owns the schema: upgrade, downgrade and upgrade again on a live database."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from hindsight.db import migrate
+from hindsight.embeddings.builtin import BuiltinEmbedder
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def fresh_db(pg_url: str) -> Iterator[str]:
+    """A database of its own on the test server, dropped afterwards."""
+    name = "mig_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    yield urlunsplit(urlsplit(pg_url)._replace(path="/" + name))
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+def tables(url: str) -> set[str]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+        ).fetchall()
+    return {r[0] for r in rows}
+
+
+def config(url: str):  # type: ignore[no-untyped-def]
+    return migrate.alembic_config(
+        url, embedding_name=BuiltinEmbedder.VERSION, embedding_dimensions=384
+    )
+
+
+def test_upgrade_downgrade_upgrade_with_data_and_connections_open(fresh_db: str) -> None:
+    dsn = fresh_db
+    migrate.upgrade(config(fresh_db))
+    assert migrate.current_revision(fresh_db) == migrate.head_revision()
+    # a live database: rows in it, and another session connected throughout
+    with psycopg.connect(dsn, autocommit=True) as other:
+        other.execute(
+            "INSERT INTO working_sessions (namespace, session_id, expires_at) "
+            "VALUES ('n', 's', now() + interval '1 day')"
+        )
+        migrate.downgrade(config(fresh_db), "base")
+        assert tables(fresh_db) == {"alembic_version"}
+        migrate.upgrade(config(fresh_db))
+        assert "long_term_memory" in tables(fresh_db)
+        other.execute("SELECT 1")
+    migrate.check(config(fresh_db))
+
+
+def test_alembic_cli_from_the_repository_root(fresh_db: str, tmp_path: Path) -> None:
+    env = {**os.environ, "HINDSIGHT_DATABASE_URL": fresh_db, "HINDSIGHT_DATA_DIR": str(tmp_path)}
+    for args in (["upgrade", "head"], ["check"], ["downgrade", "base"], ["upgrade", "head"]):
+        out = subprocess.run(
+            [sys.executable, "-m", "alembic", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 0, (args, out.stderr)
+    assert "long_term_memory" in tables(fresh_db)
+
+
+def test_every_table_and_column_is_commented(migrated: str) -> None:
+    with psycopg.connect(migrated) as conn:
+        missing = conn.execute(
+            """
+            SELECT c.relname || coalesce('.' || a.attname, '')
+            FROM pg_class c
+            JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+            LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0
+                 AND NOT a.attisdropped
+            WHERE c.relkind = 'r' AND c.relname <> 'alembic_version'
+              AND (a.attname IS NULL AND obj_description(c.oid, 'pg_class') IS NULL
+                   OR a.attname IS NOT NULL AND col_description(c.oid, a.attnum) IS NULL)
+            UNION ALL
+            SELECT c.relname FROM pg_class c
+            JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+            WHERE c.relkind = 'r' AND c.relname <> 'alembic_version'
+              AND obj_description(c.oid, 'pg_class') IS NULL
+            """
+        ).fetchall()
+    assert missing == []
+
+
+def test_indexes_the_design_asks_for(migrated: str) -> None:
+    with psycopg.connect(migrated) as conn:
+        defs = {
+            r[0]: r[1]
+            for r in conn.execute(
+                "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'"
+            )
+        }
+    assert "hnsw (embedding halfvec_cosine_ops)" in defs["ix_long_term_memory_embedding"]
+    assert "hnsw (keywords sparsevec_ip_ops)" in defs["ix_long_term_memory_keywords"]
+    assert "WHERE (status = 'active'::text)" in defs["uq_long_term_memory_active_key"]
+    assert "(expires_at)" in defs["ix_working_memory_expires_at"]
+    assert "UNIQUE" in defs["uq_working_memory_step"]

@@ -1,0 +1,212 @@
+"""Recall: relevance × confidence × log(access), explained, logged and counted."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import httpx
+import pytest
+
+from tests.conftest import ADMIN_KEY, Api, make_settings
+from tests.support.servers import ThreadServer
+
+
+def wait_for(predicate, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.02)
+
+
+def test_every_result_explains_its_score(api: Api) -> None:
+    api.observe(
+        {"key": "user.pet", "value": "has a dog named Rex", "confidence": 0.9},
+        {"key": "user.car", "value": "drives a red Volvo"},
+        {"key": "user.food", "value": "loves sushi and ramen", "confidence": 0.3},
+    )
+    body = api.recall("what is the name of the user's dog?", k=3)
+    assert body["recall_id"]
+    results = body["results"]
+    assert results[0]["key"] == "user.pet"
+    scores = [r["score"] for r in results]
+    assert scores == sorted(scores, reverse=True)
+    for r in results:
+        c = r["components"]
+        assert c["relevance"] == pytest.approx(
+            0.7 * max(c["similarity"], 0) + 0.3 * c["keyword"], abs=1e-5
+        )
+        assert c["access_boost"] == pytest.approx(1 + 0.1 * math.log1p(c["access_count"]))
+        assert r["score"] == pytest.approx(
+            c["relevance"] * c["confidence"] * c["access_boost"], rel=1e-5
+        )
+        assert c["confidence"] == r["confidence"]
+
+
+def test_higher_confidence_wins_at_equal_similarity(api: Api) -> None:
+    low, high = api.observe(
+        {"key": "note.1", "value": "the backup runs at midnight", "confidence": 0.4},
+        {"key": "note.2", "value": "the backup runs at midnight", "confidence": 0.9},
+    )
+    results = api.recall("when does the backup run", k=2)["results"]
+    a, b = results
+    assert a["components"]["relevance"] == pytest.approx(b["components"]["relevance"], rel=0.02)
+    assert [r["id"] for r in results] == [high["id"], low["id"]]
+
+
+def test_more_accesses_win_at_equal_similarity_and_confidence(api: Api) -> None:
+    popular, quiet = api.observe(
+        {"key": "fact.1", "value": "the office wifi password is hunter2", "tags": ["p"]},
+        {"key": "fact.2", "value": "the office wifi password is hunter2", "tags": ["q"]},
+    )
+    for _ in range(8):
+        hits = api.recall("wifi password", k=1, tags=["p"])["results"]
+        assert [h["id"] for h in hits] == [popular["id"]]
+    wait_for(lambda: api.get(popular["id"])["access_count"] == 8)
+    results = api.recall("office wifi password", k=2)["results"]
+    assert [r["id"] for r in results] == [popular["id"], quiet["id"]]
+    top = results[0]["components"]
+    assert top["access_count"] == 8
+    assert top["access_boost"] == pytest.approx(1 + 0.1 * math.log(9))
+    assert top["relevance"] == pytest.approx(results[1]["components"]["relevance"], rel=0.02)
+
+
+def test_recall_raises_access_count_and_last_accessed(api: Api) -> None:
+    (m,) = api.observe({"key": "k", "value": "the sky is blue"})
+    assert api.get(m["id"])["last_accessed"] is None
+    before = datetime.now(UTC)
+    hits = api.recall("sky colour", k=5)["results"]
+    assert hits[0]["components"]["access_count"] == 0  # what the score used
+    wait_for(lambda: api.get(m["id"])["access_count"] == 1)
+    last = datetime.fromisoformat(api.get(m["id"])["last_accessed"])
+    assert last >= before.replace(microsecond=0)
+
+
+def test_each_recall_is_logged_with_its_scores(api: Api) -> None:
+    api.observe({"key": "lang", "value": "speaks Norwegian"})
+    body = api.recall("which language", k=3, memory_types=["fact"])
+    r = api.client.get(f"{api.base}/recalls/{body['recall_id']}")
+    assert r.status_code == 200, r.text
+    log = r.json()
+    assert log["query"] == "which language" and log["k"] == 3
+    assert log["filters"] == {"memory_types": ["fact"]}
+    assert [x["id"] for x in log["results"]] == [x["id"] for x in body["results"]]
+    assert (
+        log["results"][0]["components"]["similarity"]
+        == body["results"][0]["components"]["similarity"]
+    )
+    assert log["actor"] == "bootstrap-admin"
+    other = api.client.get(f"/v1/namespaces/{api.ns}-other/recalls/{body['recall_id']}")
+    assert other.status_code == 404
+
+
+def test_keyword_arm_finds_rare_terms(api: Api) -> None:
+    api.observe(
+        *(
+            {"key": f"filler.{i}", "value": f"ordinary note number {i} about work"}
+            for i in range(40)
+        )
+    )
+    api.observe({"key": "router", "value": "the Zyxel router sits in the hallway closet"})
+    results = api.recall("zyxel", k=3)["results"]
+    assert results[0]["key"] == "router"
+    c = results[0]["components"]
+    assert c["keyword"] > 0.9 and c["keyword_rank"] == 1
+    assert all(r["components"]["keyword"] == 0 for r in results[1:])
+
+
+def test_filters(api: Api) -> None:
+    api.observe(
+        {
+            "key": "a",
+            "value": "coffee in the morning",
+            "memory_type": "preference",
+            "tags": ["food", "morning"],
+        },
+        {"key": "b", "value": "coffee beans from Kenya", "tags": ["food"], "confidence": 0.9},
+        {"key": "c", "value": "coffee machine is broken", "memory_type": "experience"},
+    )
+    cut = datetime.now(UTC)
+    time.sleep(0.01)
+    api.observe({"key": "d", "value": "coffee with oat milk", "memory_type": "preference"})
+
+    def keys(**filters: object) -> set[str]:
+        return {r["key"] for r in api.recall("coffee", k=10, **filters)["results"]}
+
+    assert keys() == {"a", "b", "c", "d"}
+    assert keys(memory_types=["preference"]) == {"a", "d"}
+    assert keys(memory_types=["preference", "experience"]) == {"a", "c", "d"}
+    assert keys(tags=["food", "morning"]) == {"a"}
+    assert keys(tags_any=["morning", "nothing"]) == {"a"}
+    assert keys(min_confidence=0.8) == {"b"}
+    assert keys(created_after=cut.isoformat()) == {"d"}
+    assert keys(created_before=cut.isoformat()) == {"a", "b", "c"}
+    assert keys(min_relevance=0.99) == set()
+
+
+def test_archived_and_deleted_memories_are_not_recalled(api: Api) -> None:
+    a, b = api.observe(
+        {"key": "x", "value": "purple elephant"}, {"key": "y", "value": "purple giraffe"}
+    )
+    api.client.patch(f"{api.base}/memories/{a['id']}", json={"status": "archived"})
+    api.client.delete(f"{api.base}/memories/{b['id']}")
+    assert api.recall("purple", k=5)["results"] == []
+
+
+@pytest.fixture(scope="module")
+def hnsw_server(migrated: str, redis_url: str) -> Iterator[ThreadServer]:
+    """A server that never takes the exact path, so recall goes through the HNSW indexes."""
+    with ThreadServer(make_settings(exact_search_max_rows=0), migrated, redis_url) as srv:
+        yield srv
+
+
+def test_hnsw_path_matches_exact_path(api: Api, hnsw_server: ThreadServer) -> None:
+    topics = ["garden", "taxes", "guitar", "holiday", "kitchen", "football", "printer", "cat"]
+    api.observe(
+        *(
+            {"key": f"{t}.{i}", "value": f"{t} note {i}: something about the {t} and item {i * 7}"}
+            for t in topics
+            for i in range(25)
+        )
+    )
+    other = Api(
+        httpx.Client(base_url=hnsw_server.url, headers={"Authorization": f"Bearer {ADMIN_KEY}"}),
+        api.ns,
+    )
+    for query in ("guitar strings", "the cat and the printer", "item 49"):
+        exact = api.recall(query, k=5)["results"]
+        approx = other.recall(query, k=5)["results"]
+        assert [r["key"] for r in approx] == [r["key"] for r in exact], query
+        # (scores differ: the first recall raised the access counts the second one sees)
+        assert [r["components"]["relevance"] for r in approx] == pytest.approx(
+            [r["components"]["relevance"] for r in exact]
+        )
+    filtered = other.recall("guitar", k=5, tags=["none"])["results"]
+    assert filtered == []
+
+
+def test_validation_of_recall_input(api: Api) -> None:
+    cases = [
+        ({"query": ""}, "query"),
+        ({"query": "x", "k": 0}, "k"),
+        ({"query": "x", "k": 101}, "k"),
+        ({"query": "x", "memory_types": ["gossip"]}, "memory_types[0]"),
+        ({"query": "x", "min_confidence": 2}, "min_confidence"),
+        ({"query": "x", "created_after": "2026-01-01T00:00:00"}, "created_after"),
+        (
+            {
+                "query": "x",
+                "created_after": "2026-02-01T00:00:00Z",
+                "created_before": "2026-01-01T00:00:00Z",
+            },
+            "created_after",
+        ),
+        ({"query": "x", "colour": "red"}, "colour"),
+    ]
+    for body, field in cases:
+        r = api.client.post(f"{api.base}/recall", json=body)
+        assert r.status_code == 422, (body, r.text)
+        assert r.json()["error"]["message"].startswith(field), (body, r.json())

@@ -1,0 +1,131 @@
+"""Bad input gets a 4xx that names the field and the limit, and changes nothing."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from hindsight import limits
+from tests.conftest import Api
+
+
+def post_batch(api: Api, memories: list[dict[str, object]]) -> httpx.Response:
+    return api.client.post(f"{api.base}/memories:batch", json={"memories": memories})
+
+
+def assert_nothing_stored(api: Api) -> None:
+    assert api.client.get(f"{api.base}/memories").json()["memories"] == []
+
+
+@pytest.mark.parametrize(
+    ("item", "field", "words"),
+    [
+        ({"key": "k" * 257, "value": "v"}, "memories[1].key", "256"),
+        ({"key": "", "value": "v"}, "memories[1].key", "at least 1"),
+        ({"key": "k", "value": "v" * 8001}, "memories[1].value", "8000"),
+        ({"key": "k"}, "memories[1].value", "required"),
+        ({"key": "k", "value": "v", "memory_type": "gossip"}, "memories[1].memory_type", "'fact'"),
+        ({"key": "k", "value": "v", "tags": ["t"] * 33}, "memories[1].tags", "32"),
+        ({"key": "k", "value": "v", "tags": ["x" * 65]}, "memories[1].tags[0]", "64"),
+        ({"key": "k", "value": "v", "confidence": 1.5}, "memories[1].confidence", "1"),
+        (
+            {"key": "k", "value": "v", "metadata": {"x": "y" * 20_000}},
+            "memories[1].metadata",
+            "16384",
+        ),
+        ({"key": "nul\u0000", "value": "v"}, "memories[1].key", "NUL"),
+        ({"key": "k", "value": "v", "metadata": {"a": "\u0000"}}, "memories[1].metadata", "NUL"),
+        ({"key": "k", "value": "v", "vlaue": "typo"}, "memories[1].vlaue", "unknown field"),
+    ],
+)
+def test_bad_items_are_refused_whole(
+    api: Api, item: dict[str, object], field: str, words: str
+) -> None:
+    r = post_batch(api, [{"key": "good", "value": "fine"}, item])
+    assert r.status_code == 422, r.text
+    error = r.json()["error"]
+    assert error["code"] == "invalid_input"
+    assert error["message"].startswith(field), error
+    assert words in error["message"], error
+    assert_nothing_stored(api)
+
+
+def test_batch_size_limits(api: Api) -> None:
+    r = post_batch(api, [])
+    assert r.status_code == 422 and r.json()["error"]["message"].startswith("memories")
+    too_many = [{"key": f"k{i}", "value": "v"} for i in range(limits.BATCH_MAX + 1)]
+    r = post_batch(api, too_many)
+    assert r.status_code == 422 and "1000" in r.json()["error"]["message"]
+    assert_nothing_stored(api)
+    results = api.observe(*too_many[: limits.BATCH_MAX])
+    assert len(results) == limits.BATCH_MAX
+
+
+def test_lone_surrogates_and_invalid_utf8_are_refused(api: Api) -> None:
+    raw = b'{"memories": [{"key": "k", "value": "\\ud800"}]}'
+    r = api.client.post(
+        f"{api.base}/memories:batch", content=raw, headers={"content-type": "application/json"}
+    )
+    assert r.status_code == 422 and "memories[0].value" in r.json()["error"]["message"]
+    bad_utf8 = b'{"memories": [{"key": "k", "value": "\xff\xfe"}]}'
+    r = api.client.post(
+        f"{api.base}/memories:batch", content=bad_utf8, headers={"content-type": "application/json"}
+    )
+    assert r.status_code == 422, r.text
+    assert "UTF-8" in r.json()["error"]["message"] or "JSON" in r.json()["error"]["message"]
+    r = api.client.post(
+        f"{api.base}/memories:batch",
+        content=b"{not json",
+        headers={"content-type": "application/json"},
+    )
+    assert r.status_code == 422 and "JSON" in r.json()["error"]["message"]
+    assert_nothing_stored(api)
+
+
+def test_oversized_body_is_413(api: Api) -> None:
+    huge = b'{"memories": [{"key": "k", "value": "' + b"v" * (17 * 1024 * 1024) + b'"}]}'
+    r = api.client.post(
+        f"{api.base}/memories:batch", content=huge, headers={"content-type": "application/json"}
+    )
+    assert r.status_code == 413
+    assert "too large" in r.json()["error"]["message"]
+    assert_nothing_stored(api)
+
+
+@pytest.mark.parametrize("namespace", ["has space", "-leading", "x" * 65, "a/b", "ünï"])
+def test_bad_namespaces(client: httpx.Client, namespace: str) -> None:
+    r = client.get(f"/v1/namespaces/{namespace}/memories")
+    assert r.status_code in (404, 422), r.text
+    if r.status_code == 422:
+        assert r.json()["error"]["message"].startswith("namespace")
+
+
+def test_list_parameters_are_checked(api: Api) -> None:
+    for params, field in [
+        ({"limit": 0}, "limit"),
+        ({"limit": 1001}, "limit"),
+        ({"cursor": "garbage!"}, "cursor"),
+        ({"memory_type": "gossip"}, "memory_type"),
+    ]:
+        r = api.client.get(f"{api.base}/memories", params=params)
+        assert r.status_code == 422, (params, r.text)
+        assert r.json()["error"]["message"].startswith(field), r.json()
+
+
+def test_unknown_endpoint_says_so(client: httpx.Client) -> None:
+    r = client.get("/v1/nothing-here")
+    assert r.status_code == 404 and "/docs" in r.json()["error"]["message"]
+
+
+def test_oversized_chunked_body_is_413(api: Api) -> None:
+    def chunks():  # type: ignore[no-untyped-def]
+        yield b'{"memories": [{"key": "k", "value": "'
+        for _ in range(17):
+            yield b"v" * (1024 * 1024)
+        yield b'"}]}'
+
+    r = api.client.post(
+        f"{api.base}/memories:batch", content=chunks(), headers={"content-type": "application/json"}
+    )
+    assert r.status_code == 413, r.text
+    assert "too large" in r.json()["error"]["message"]

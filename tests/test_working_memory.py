@@ -1,0 +1,281 @@
+"""Working memory: ordered steps in Postgres with a hot copy in Redis, expiring together."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+
+from hindsight.runtime.embedded_redis import RedisProcess
+from hindsight.stores.hot_steps import session_key
+from tests.conftest import ADMIN_KEY, Api, make_settings
+from tests.support.servers import ThreadServer
+
+
+def test_steps_get_increasing_indexes_and_read_back_in_order(api: Api) -> None:
+    for i in range(5):
+        step = api.append(
+            "s1", f"step {i}", role="assistant" if i % 2 else "user", metadata={"i": i}
+        )
+        assert step["step_index"] == i
+    steps = api.steps("s1", recent=3)
+    assert [s["step_index"] for s in steps] == [2, 3, 4]
+    assert [s["content"] for s in steps] == ["step 2", "step 3", "step 4"]
+    assert steps[1]["role"] == "assistant" and steps[1]["metadata"] == {"i": 3}
+    assert [s["step_index"] for s in api.steps("s1", recent=50)] == [0, 1, 2, 3, 4]
+    assert api.steps("never-written") == []
+
+
+def test_concurrent_appends_get_distinct_consecutive_indexes(api: Api) -> None:
+    def append(i: int) -> int:
+        client = httpx.Client(base_url=str(api.client.base_url), headers=api.client.headers)
+        index: int = Api(client, api.ns).append("busy", f"parallel {i}")["step_index"]
+        client.close()
+        return index
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        indexes = list(pool.map(append, range(60)))
+    assert sorted(indexes) == list(range(60))
+    steps = api.steps("busy", recent=60)
+    assert [s["step_index"] for s in steps] == list(range(60))
+    assert {s["content"] for s in steps} == {f"parallel {i}" for i in range(60)}
+
+
+def test_idempotency_key_makes_retries_harmless(api: Api) -> None:
+    base = f"{api.base}/sessions/retry/steps"
+    first = api.client.post(
+        base, json={"content": "charge card"}, headers={"Idempotency-Key": "op-1"}
+    )
+    assert first.status_code == 201
+    again = api.client.post(
+        base, json={"content": "charge card"}, headers={"Idempotency-Key": "op-1"}
+    )
+    assert again.status_code == 200
+    assert again.json()["step_index"] == first.json()["step_index"]
+    body_key = api.client.post(base, json={"content": "x", "idempotency_key": "op-1"})
+    assert body_key.status_code == 200
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        codes = list(
+            pool.map(
+                lambda _: httpx.post(
+                    f"{api.client.base_url}{base}",
+                    json={"content": "ship", "idempotency_key": "op-2"},
+                    headers=dict(api.client.headers),
+                ).json()["step_index"],
+                range(8),
+            )
+        )
+    assert len(set(codes)) == 1
+    assert [s["content"] for s in api.steps("retry")] == ["charge card", "ship"]
+
+
+def test_context_gives_recent_steps_whole_and_older_as_summaries(api: Api) -> None:
+    for i in range(6):
+        api.append("ctx", f"long content of step {i} " * 5)
+    r = api.client.patch(f"{api.base}/sessions/ctx/steps/1", json={"summary": "did step one"})
+    assert r.status_code == 200 and r.json()["summary"] == "did step one"
+    ctx = api.client.get(f"{api.base}/sessions/ctx/context", params={"recent": 2}).json()
+    assert [s["step_index"] for s in ctx["recent"]] == [4, 5]
+    assert [e["step_index"] for e in ctx["earlier"]] == [0, 1, 2, 3]
+    assert ctx["earlier"][1] == {**ctx["earlier"][1], "text": "did step one", "summarized": True}
+    assert ctx["earlier"][0]["summarized"] is False
+    small = api.client.get(
+        f"{api.base}/sessions/ctx/context", params={"recent": 2, "max_chars": 150}
+    ).json()
+    assert [e["step_index"] for e in small["earlier"]] == [1, 2, 3][-len(small["earlier"]) :]
+    assert small["omitted_steps"] == 4 - len(small["earlier"])
+    # the summary reached the hot copy too
+    assert api.steps("ctx", recent=6)[1]["summary"] == "did step one"
+
+
+def test_ended_session_refuses_steps_and_delete_removes_everything(api: Api) -> None:
+    api.append("done", "only step")
+    r = api.client.post(f"{api.base}/sessions/done:end")
+    assert r.status_code == 200 and r.json()["status"] == "ended"
+    r = api.client.post(f"{api.base}/sessions/done/steps", json={"content": "late"})
+    assert r.status_code == 409 and "ended" in r.json()["error"]["message"]
+    assert [s["content"] for s in api.steps("done")] == ["only step"]
+    r = api.client.delete(f"{api.base}/sessions/done")
+    assert r.status_code == 200 and r.json()["deleted_steps"] == 1
+    assert api.steps("done") == []
+    assert api.client.get(f"{api.base}/sessions/done").status_code == 404
+    assert api.client.delete(f"{api.base}/sessions/done").status_code == 404
+    # the id can be used again, from step 0
+    assert api.append("done", "fresh start")["step_index"] == 0
+
+
+def test_session_info(api: Api) -> None:
+    a = api.append("info", "one", ttl_seconds=600)
+    api.append("info", "two", ttl_seconds=600)
+    info = api.client.get(f"{api.base}/sessions/info").json()
+    assert info["status"] == "active" and info["step_count"] == 2 and info["live_steps"] == 2
+    expires = datetime.fromisoformat(info["expires_at"])
+    created = datetime.fromisoformat(a["created_at"])
+    assert timedelta(seconds=600) <= expires - created <= timedelta(seconds=607)
+
+
+def test_expired_steps_vanish_and_the_purge_deletes_them(api: Api, server: ThreadServer) -> None:
+    api.append("short", "soon gone", ttl_seconds=1)
+    api.append("short", "also soon gone", ttl_seconds=1)
+    api.append("long", "stays", ttl_seconds=3600)
+    assert len(api.steps("short")) == 2
+    time.sleep(1.2)
+    assert api.steps("short") == []
+    ctx = api.client.get(f"{api.base}/sessions/short/context").json()
+    assert ctx["recent"] == [] and ctx["earlier"] == []
+
+    out = _purge_via_cli(server)
+    assert out["expired_steps"] >= 2
+    assert api.client.get(f"{api.base}/sessions/short").status_code == 404
+    assert [s["content"] for s in api.steps("long")] == ["stays"]
+
+
+def _purge_via_cli(server: ThreadServer) -> dict[str, int]:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HINDSIGHT_DATABASE_URL": server.core.database_url}
+    out = subprocess.run(
+        [sys.executable, "-m", "hindsight.cli.main", "maintenance", "purge"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    result: dict[str, int] = json.loads(out.stdout)
+    return result
+
+
+def test_appending_extends_the_whole_session(api: Api) -> None:
+    first = api.append("slide", "a", ttl_seconds=2)
+    time.sleep(1.2)
+    second = api.append("slide", "b", ttl_seconds=2)
+    time.sleep(1.2)  # past the first step's own ttl, within the session's
+    steps = api.steps("slide")
+    assert [s["content"] for s in steps] == ["a", "b"]
+    assert steps[0]["expires_at"] == steps[1]["expires_at"] == second["expires_at"]
+    assert second["expires_at"] > first["expires_at"]
+
+
+def test_validation_of_steps(api: Api) -> None:
+    base = f"{api.base}/sessions"
+    cases = [
+        (f"{base}/ok/steps", {"content": ""}, "content"),
+        (f"{base}/ok/steps", {"content": "x" * 65_537}, "content"),
+        (f"{base}/ok/steps", {"content": "x", "role": "not a role!"}, "role"),
+        (f"{base}/ok/steps", {"content": "x", "ttl_seconds": 0}, "ttl_seconds"),
+        (f"{base}/ok/steps", {"content": "nul\u0000byte"}, "content"),
+        (f"{base}/bad%20id/steps", {"content": "x"}, "session_id"),
+        (f"{base}/{'x' * 129}/steps", {"content": "x"}, "session_id"),
+    ]
+    for url, body, field in cases:
+        r = api.client.post(url, json=body)
+        assert r.status_code == 422, (body, r.text)
+        assert r.json()["error"]["message"].startswith(field), r.json()
+    assert api.steps("ok") == []
+
+
+# --- Redis: the hot copy ----------------------------------------------------------------
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
+    server = RedisProcess(tmp_path / "redis")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def wm_server(migrated: str, own_redis: RedisProcess) -> Iterator[ThreadServer]:
+    with ThreadServer(make_settings(), migrated, own_redis.url) as srv:
+        yield srv
+
+
+def _api(server: ThreadServer, ns: str) -> Api:
+    client = httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {ADMIN_KEY}"})
+    return Api(client, ns)
+
+
+def test_reads_come_from_redis_when_it_has_the_steps(
+    wm_server: ThreadServer, own_redis: RedisProcess, ns: str
+) -> None:
+    api = _api(wm_server, ns)
+    for i in range(3):
+        api.append("hot", f"s{i}")
+    r = redis.Redis.from_url(own_redis.url)
+    key = session_key(ns, "hot")
+    assert r.zcard(key) == 3
+    ttl = r.pttl(key)
+    assert 0 < ttl <= 24 * 3600 * 1000 + 60_000
+    # prove the read is served from Redis: change the cached copy and see it come back
+    member, score = r.zrange(key, -1, -1, withscores=True)[0]
+    r.zadd(key, {member.replace(b'"s2"', b'"from redis"'): score})
+    r.zrem(key, member)
+    assert api.steps("hot", recent=1)[0]["content"] == "from redis"
+    # a key with a gap is never trusted
+    r.zremrangebyscore(key, 1, 1)
+    assert [s["content"] for s in api.steps("hot", recent=3)] == ["s0", "s1", "s2"]
+
+
+def test_cold_cache_is_filled_from_postgres(
+    wm_server: ThreadServer, own_redis: RedisProcess, ns: str
+) -> None:
+    api = _api(wm_server, ns)
+    for i in range(4):
+        api.append("cold", f"c{i}")
+    r = redis.Redis.from_url(own_redis.url)
+    r.flushall()
+    assert [s["content"] for s in api.steps("cold", recent=4)] == ["c0", "c1", "c2", "c3"]
+    assert r.zcard(session_key(ns, "cold")) == 4
+
+
+def test_redis_stopped_mid_test_working_memory_is_served_from_postgres(
+    wm_server: ThreadServer, own_redis: RedisProcess, ns: str
+) -> None:
+    api = _api(wm_server, ns)
+    api.append("outage", "before")
+    own_redis.stop()
+    started = time.monotonic()
+    api.append("outage", "during 1")
+    api.append("outage", "during 2")
+    assert [s["content"] for s in api.steps("outage")] == ["before", "during 1", "during 2"]
+    assert time.monotonic() - started < 5, "an outage must not add a timeout to every call"
+    ready = api.client.get("/readyz")
+    assert ready.status_code == 503 and ready.json()["checks"]["redis"] == "unreachable"
+    # Redis comes back with its AOF: the session's cached copy misses the outage's steps,
+    # and must not be served
+    own_redis.start()
+    time.sleep(2.2)  # the breaker's pause
+    assert [s["content"] for s in api.steps("outage")] == ["before", "during 1", "during 2"]
+    api.append("outage", "after")
+    assert [s["content"] for s in api.steps("outage")] == [
+        "before",
+        "during 1",
+        "during 2",
+        "after",
+    ]
+    assert api.client.get("/readyz").status_code == 200
+
+
+def test_aof_keeps_the_hot_copy_across_a_redis_crash(
+    wm_server: ThreadServer, own_redis: RedisProcess, ns: str
+) -> None:
+    api = _api(wm_server, ns)
+    api.append("durable", "kept")
+    time.sleep(1.5)  # appendfsync everysec: on disk within a second
+    assert own_redis.process is not None
+    own_redis.process.kill()  # no SHUTDOWN, no final flush
+    own_redis.process.wait()
+    own_redis.start()
+    r = redis.Redis.from_url(own_redis.url)
+    assert r.zcard(session_key(ns, "durable")) == 1
