@@ -28,8 +28,8 @@ def start(data_dir: Path, port: int, **env: str) -> subprocess.Popen[str]:
     )
 
 
-def stop(proc: subprocess.Popen[str]) -> tuple[int, str]:
-    proc.send_signal(signal.SIGTERM)
+def stop(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> tuple[int, str]:
+    proc.send_signal(sig)
     try:
         _, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -98,9 +98,10 @@ def test_serve_restart_keeps_everything_and_stops_cleanly(data_dir: Path) -> Non
         _, second_err = second.communicate(timeout=60)
         assert second.returncode != 0 and "another `hindsight serve`" in second_err
     finally:
-        code, err = stop(proc)
+        code, err = stop(proc, signal.SIGINT)  # Ctrl-C
     assert code == 0, err
     assert "Created an admin API key" not in err
+    assert servers_using(data_dir) == []
 
 
 def test_serve_refuses_vectors_from_another_model(data_dir: Path) -> None:
