@@ -7,13 +7,16 @@ Each test works in its own namespace, so tests never see each other's data.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+import psycopg
 import pytest
 
 from hindsight.config import Settings
@@ -48,6 +51,45 @@ def migrated(pg_url: str) -> str:
     )
     migrate.upgrade(config)
     return pg_url
+
+
+@contextlib.contextmanager
+def separate_database(pg_url: str, migrate_it: bool = True) -> Iterator[str]:
+    """A database of its own on the test server (migrated unless asked not to), dropped
+    afterwards. For servers whose background workers must not meet other tests' data."""
+    name = "t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = urlunsplit(urlsplit(pg_url)._replace(path="/" + name))
+    try:
+        if migrate_it:
+            migrate.upgrade(
+                migrate.alembic_config(
+                    url, embedding_name=BuiltinEmbedder.VERSION, embedding_dimensions=384
+                )
+            )
+        yield url
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="module")
+def module_db(pg_url: str) -> Iterator[str]:
+    with separate_database(pg_url) as url:
+        yield url
+
+
+@pytest.fixture
+def fresh_db(pg_url: str) -> Iterator[str]:
+    with separate_database(pg_url) as url:
+        yield url
+
+
+@pytest.fixture
+def empty_db(pg_url: str) -> Iterator[str]:
+    with separate_database(pg_url, migrate_it=False) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

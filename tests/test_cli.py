@@ -5,22 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
-import pytest
-
-
-@pytest.fixture
-def empty_db(pg_url: str) -> Iterator[str]:
-    name = "cli_" + uuid.uuid4().hex[:10]
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    yield urlunsplit(urlsplit(pg_url)._replace(path="/" + name))
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
 
 
 def hindsight(url: str, *args: str) -> subprocess.CompletedProcess[str]:

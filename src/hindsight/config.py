@@ -52,17 +52,42 @@ class Settings(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
     # --- embeddings --------------------------------------------------------------------
+    embedding_provider: Literal["builtin", "openai", "sentence-transformers"] | None = Field(
+        default=None,
+        description="Unset: builtin without a model, openai with HINDSIGHT_EMBEDDING_MODEL.",
+    )
     embedding_base_url: str | None = None
     embedding_model: str | None = None
     embedding_api_key: SecretStr | None = None
     embedding_dimensions: int | None = Field(default=None, ge=1, le=16000)
     embedding_batch_size: int = Field(default=256, ge=1, le=4096)
     embedding_timeout_seconds: float = Field(default=30.0, gt=0)
+    embedding_concurrency: int = Field(default=4, ge=1, le=64)
+    embedding_cache: bool = Field(
+        default=True, description="Keep model embeddings by content hash (not for builtin)."
+    )
 
     # --- LLM (consolidation, extraction) -----------------------------------------------
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: SecretStr | None = None
+    llm_timeout_seconds: float = Field(default=60.0, gt=0)
+    llm_json_mode: Literal["json_object", "json_schema", "off"] = "json_object"
+
+    # --- extraction and consolidation --------------------------------------------------
+    extraction_min_importance: float = Field(default=0.3, ge=0.0, le=1.0)
+    consolidate_every_n_steps: int = Field(
+        default=0, ge=0, description="Also consolidate every N steps (0: only at session end)."
+    )
+    job_lease_seconds: float = Field(default=300.0, gt=0)
+    job_poll_interval_seconds: float = Field(default=0.5, gt=0)
+    job_max_attempts: int = Field(default=5, ge=1)
+    dedup_threshold: float = Field(
+        default=0.95,
+        ge=0.0,
+        le=1.0,
+        description="A new key this similar to a memory of the same type reinforces it (0: off).",
+    )
 
     # --- memory rules ------------------------------------------------------------------
     initial_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
@@ -117,6 +142,14 @@ class Settings(BaseSettings):
                 "HINDSIGHT_EMBEDDING_BASE_URL is set but HINDSIGHT_EMBEDDING_MODEL is not: "
                 "name the embedding model the endpoint serves"
             )
+        if self.embedding_provider in ("openai", "sentence-transformers") and not (
+            self.embedding_model
+        ):
+            raise ValueError(
+                f"HINDSIGHT_EMBEDDING_PROVIDER={self.embedding_provider} needs "
+                "HINDSIGHT_EMBEDDING_MODEL (a model name, or a local path for "
+                "sentence-transformers)"
+            )
         if self.llm_base_url and not self.llm_model:
             raise ValueError(
                 "HINDSIGHT_LLM_BASE_URL is set but HINDSIGHT_LLM_MODEL is not: "
@@ -125,8 +158,14 @@ class Settings(BaseSettings):
         return self
 
     @property
+    def resolved_embedding_provider(self) -> str:
+        if self.embedding_provider is not None:
+            return self.embedding_provider
+        return "builtin" if self.embedding_model is None else "openai"
+
+    @property
     def uses_builtin_embedder(self) -> bool:
-        return self.embedding_model is None
+        return self.resolved_embedding_provider == "builtin"
 
     @property
     def schema_embedding_dimensions(self) -> int:

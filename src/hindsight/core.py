@@ -13,10 +13,15 @@ from hindsight.db import migrate
 from hindsight.db.pool import Connection, open_pool
 from hindsight.db.schema import ensure_embedding_matches
 from hindsight.embeddings import Embedder, create_embedder
+from hindsight.embeddings.cache import CachedEmbedder
 from hindsight.errors import ConfigurationError
+from hindsight.llm import LLM, create_llm
 from hindsight.maintenance.jobs import MaintenanceLoop
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.auth import Authenticator, KeyService
+from hindsight.services.consolidation import ConsolidationService, JobWorker
+from hindsight.services.distill import Distiller
+from hindsight.services.extraction import ExtractionService
 from hindsight.services.memory import MemoryService
 from hindsight.services.recall import RecallService
 from hindsight.services.sessions import SessionService
@@ -32,18 +37,26 @@ class Hindsight:
     pool: AsyncConnectionPool[Connection]
     hot: HotSteps
     embedder: Embedder
+    llm: LLM | None
     recorder: AccessRecorder
     maintenance: MaintenanceLoop | None
+    worker: JobWorker | None
     auth: Authenticator
     keys: KeyService
     memories: MemoryService
     recall: RecallService
     sessions: SessionService
+    consolidation: ConsolidationService
+    extraction: ExtractionService
 
     async def aclose(self) -> None:
+        if self.worker is not None:
+            await self.worker.aclose()
         if self.maintenance is not None:
             await self.maintenance.aclose()
         await self.recorder.aclose()
+        if self.llm is not None:
+            await self.llm.aclose()
         await self.hot.aclose()
         await self.embedder.aclose()
         await self.pool.close()
@@ -65,7 +78,7 @@ async def start(
             f"the database schema is at revision {current or 'none'} but this version needs "
             f"{head}: run `hindsight db upgrade` (or start with HINDSIGHT_AUTO_MIGRATE=true)"
         )
-    embedder = await create_embedder(settings)
+    embedder: Embedder = await create_embedder(settings)
     pool = await open_pool(settings, database_url)
     try:
         async with pool.connection() as conn:
@@ -74,13 +87,22 @@ async def start(
         await pool.close()
         await embedder.aclose()
         raise
+    if not settings.uses_builtin_embedder and settings.embedding_cache:
+        embedder = CachedEmbedder(embedder, pool)
     hot = HotSteps(redis_url, keep=settings.working_memory_cache_steps)
     recorder = AccessRecorder(pool, interval=settings.access_flush_interval_ms / 1000)
+    llm = create_llm(settings)
+    memories = MemoryService(settings, pool, embedder)
+    recall = RecallService(settings, pool, embedder, recorder)
+    distiller = Distiller(llm, recall) if llm is not None else None
+    consolidation = ConsolidationService(settings, pool, memories, hot, llm, distiller)
     maintenance = MaintenanceLoop(pool, settings) if background else None
+    worker = JobWorker(consolidation, settings.job_poll_interval_seconds) if background else None
     if background:
         recorder.start()
-        assert maintenance is not None
+        assert maintenance is not None and worker is not None
         maintenance.start()
+        worker.start()
     bootstrap = settings.api_key.get_secret_value() if settings.api_key else None
     return Hindsight(
         settings=settings,
@@ -88,13 +110,17 @@ async def start(
         pool=pool,
         hot=hot,
         embedder=embedder,
+        llm=llm,
         recorder=recorder,
         maintenance=maintenance,
+        worker=worker,
         auth=Authenticator(pool, bootstrap),
         keys=KeyService(pool),
-        memories=MemoryService(settings, pool, embedder),
-        recall=RecallService(settings, pool, embedder, recorder),
-        sessions=SessionService(settings, pool, hot),
+        memories=memories,
+        recall=recall,
+        sessions=SessionService(settings, pool, hot, consolidation),
+        consolidation=consolidation,
+        extraction=ExtractionService(settings, memories, llm, distiller),
     )
 
 

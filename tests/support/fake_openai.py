@@ -31,6 +31,8 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.faults: deque[tuple[str, Any]] = deque()
         self.chat_replies: deque[str | Callable[[dict[str, Any]], str]] = deque()
+        # answers every chat request when no scripted reply is queued
+        self.brain: Callable[[dict[str, Any]], str] | None = None
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.app = self._build()
@@ -114,7 +116,7 @@ class FakeOpenAI:
             if injected is not None:
                 return injected
             if not self.chat_replies:
-                content = "{}"
+                content = self.brain(body) if self.brain is not None else "{}"
             else:
                 answer = self.chat_replies.popleft()
                 content = answer(body) if callable(answer) else answer

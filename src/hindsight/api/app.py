@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from hindsight import __version__, core
 from hindsight.api import errors
 from hindsight.api.body_limit import BodyLimit
-from hindsight.api.routes import health, memories, recall, sessions
+from hindsight.api.routes import extraction, health, jobs, memories, recall, sessions
 from hindsight.config import Settings
 
 log = logging.getLogger(__name__)
@@ -50,4 +50,6 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
     app.include_router(memories.router)
     app.include_router(recall.router)
     app.include_router(sessions.router)
+    app.include_router(extraction.router)
+    app.include_router(jobs.router)
     return app

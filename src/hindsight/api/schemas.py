@@ -60,11 +60,17 @@ class BatchIn(Strict):
 
 class ObserveResult(BaseModel):
     id: uuid.UUID
-    key: str
+    key: str = Field(description="Key of the memory the item landed in.")
     outcome: Literal["created", "reinforced", "superseded"]
     confidence: float
     observation_count: int
     memory_type: MemoryType
+    requested_key: str | None = Field(
+        default=None,
+        description="Set when the item's own key was new but its memory near-identical to "
+        "memory `key`, which it reinforced instead of creating a twin.",
+    )
+    similarity: float | None = Field(default=None, description="Similarity to that memory.")
 
 
 class BatchOut(BaseModel):
@@ -275,6 +281,73 @@ class SessionOut(BaseModel):
 class SessionDeleted(BaseModel):
     session_id: str
     deleted_steps: int
+
+
+# --- extraction and consolidation --------------------------------------------------------
+
+
+class Message(Strict):
+    role: Role
+    content: StepContent
+
+
+class ExtractIn(Strict):
+    messages: list[Message] = Field(min_length=1, max_length=limits.EXTRACT_MESSAGES_MAX)
+    dry_run: bool = Field(default=False, description="Only say what would be kept.")
+    min_importance: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Drop memories less important than this "
+        "(default HINDSIGHT_EXTRACTION_MIN_IMPORTANCE).",
+    )
+    source: Source | None = Field(default=None, description="Recorded as each memory's source.")
+
+
+class Extracted(BaseModel):
+    key: str
+    value: str
+    memory_type: str
+    importance: float
+    tags: list[str]
+    action: str = Field(description="What the model proposed: new, reinforce or update.")
+    result: ObserveResult | None = Field(
+        default=None, description="What observing it did (absent on a dry run)."
+    )
+
+
+class Dropped(BaseModel):
+    key: str
+    value: str
+    reason: str
+
+
+class ExtractOut(BaseModel):
+    model: str
+    dry_run: bool
+    memories: list[Extracted]
+    dropped: list[Dropped]
+    existing_memories_shown: int
+
+
+class JobOut(BaseModel):
+    job_id: uuid.UUID
+    session_id: str
+    trigger: str
+    status: Literal["pending", "running", "succeeded", "failed"]
+    method: str | None
+    from_step: int | None
+    through_step: int | None
+    attempts: int
+    result: dict[str, Any] | None
+    error: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class SessionEnded(SessionOut):
+    consolidation: JobOut
 
 
 # --- errors -----------------------------------------------------------------------------

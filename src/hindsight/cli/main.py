@@ -248,6 +248,50 @@ def purge() -> None:
         click.echo(json.dumps(asyncio.run(go(url))))
 
 
+# --- reembed ----------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--batch-size", type=int, default=256, show_default=True)
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@friendly
+def reembed(batch_size: int, yes: bool) -> None:
+    """Re-embed every memory with the configured HINDSIGHT_EMBEDDING_* model.
+
+    Works for a change of model and of vector width. The service may keep running on the
+    old vectors meanwhile; restart it with the new settings when this finishes.
+    """
+    from hindsight.db.pool import open_pool
+    from hindsight.embeddings import create_embedder
+    from hindsight.services import reembed as job
+
+    settings = load_settings()
+
+    async def go(url: str) -> None:
+        head, now = migrate.head_revision(), migrate.current_revision(url)
+        if now != head:
+            raise click.ClickException("the schema is behind: run `hindsight db upgrade` first")
+        embedder = await create_embedder(settings)
+        pool = await open_pool(settings, url)
+        try:
+            p = await job.plan(pool, embedder)
+            click.echo(
+                f"{p.memories} memories: {p.old_model} ({p.old_dimensions} dimensions) -> "
+                f"{p.new_model} ({p.new_dimensions} dimensions)"
+            )
+            if not yes and not click.confirm("Re-embed them all?", default=True):
+                raise click.Abort()
+            with click.progressbar(length=p.memories, label="re-embedding") as bar:
+                total = await job.run(pool, embedder, batch_size=batch_size, progress=bar.update)
+            click.echo(f"re-embedded {total} memories with {p.new_model}")
+        finally:
+            await pool.close()
+            await embedder.aclose()
+
+    with database_url(settings) as url:
+        asyncio.run(go(url))
+
+
 # --- keys -------------------------------------------------------------------------------
 
 

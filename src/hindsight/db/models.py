@@ -329,6 +329,13 @@ working_sessions = Table(
         "When the session and its steps expire: the TTL after the last write.",
         default=False,
     ),
+    Column(
+        "consolidated_through",
+        Integer,
+        nullable=False,
+        server_default=text("-1"),
+        comment="Highest step_index already distilled into long-term memory (-1: none).",
+    ),
     CheckConstraint(_in("status", SESSION_STATUSES), name="status"),
     comment="Working-memory sessions: one running task each.",
 )
@@ -436,4 +443,70 @@ hindsight_meta = Table(
     Column("name", Text, primary_key=True, comment="Setting name."),
     Column("value", Text, nullable=False, comment="Setting value."),
     comment="Facts about the schema itself, e.g. which embedding model made the vectors.",
+)
+
+JOB_STATUSES = ("pending", "running", "succeeded", "failed")
+
+consolidation_jobs = Table(
+    "consolidation_jobs",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True, comment="Job id the client polls."),
+    Column("namespace", Text, nullable=False, comment="Namespace of the session."),
+    Column("session_id", Text, nullable=False, comment="Session whose steps are distilled."),
+    Column("trigger", Text, nullable=False, comment="end, every_n or manual."),
+    Column(
+        "status",
+        Text,
+        nullable=False,
+        server_default=text("'pending'"),
+        comment="pending, running, succeeded or failed.",
+    ),
+    Column("method", Text, comment="llm or deterministic, once known."),
+    Column("from_step", Integer, comment="First step distilled."),
+    Column("through_step", Integer, comment="Last step distilled."),
+    Column(
+        "attempts",
+        Integer,
+        nullable=False,
+        server_default=text("0"),
+        comment="Times a worker has started it.",
+    ),
+    _timestamp("run_after", "Not to be started before this (backoff after a failure)."),
+    _timestamp(
+        "locked_until",
+        "Lease of the worker running it; past it, another worker may take over.",
+        nullable=True,
+        default=False,
+    ),
+    Column("result", JSONB, comment="What the job did: memories observed, summaries written."),
+    Column("error", Text, comment="Why the last attempt failed."),
+    _timestamp("created_at", "When the job was queued."),
+    _timestamp("started_at", "When a worker first started it.", nullable=True, default=False),
+    _timestamp(
+        "finished_at", "When it succeeded or failed for good.", nullable=True, default=False
+    ),
+    CheckConstraint(_in("status", JOB_STATUSES), name="status"),
+    comment="Consolidation jobs: distilling a session's steps into long-term memory.",
+)
+Index(
+    "uq_consolidation_jobs_open",
+    consolidation_jobs.c.namespace,
+    consolidation_jobs.c.session_id,
+    unique=True,
+    postgresql_where=text("status IN ('pending', 'running')"),
+)
+Index(
+    "ix_consolidation_jobs_status_run_after",
+    consolidation_jobs.c.status,
+    consolidation_jobs.c.run_after,
+)
+
+embedding_cache = Table(
+    "embedding_cache",
+    metadata,
+    Column("model", Text, primary_key=True, comment="Embedding model name and width."),
+    Column("content_hash", LargeBinary, primary_key=True, comment="SHA-256 of the text."),
+    Column("vector", LargeBinary, nullable=False, comment="float32 vector, little-endian."),
+    _timestamp("created_at", "When it was computed."),
+    comment="Embeddings by content and model, so the same text is never embedded twice.",
 )

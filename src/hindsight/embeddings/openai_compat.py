@@ -7,6 +7,7 @@ message names the endpoint and what it said.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ class OpenAICompatibleEmbedder:
         batch_size: int = 256,
         timeout: float = 30.0,
         max_retries: int = 3,
+        concurrency: int = 4,
     ) -> None:
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
@@ -42,6 +44,8 @@ class OpenAICompatibleEmbedder:
         self._dimensions = dimensions or 0
         self._batch_size = batch_size
         self._where = base_url or "api.openai.com"
+        # at most this many requests in flight from this process, however many callers
+        self._slots = asyncio.Semaphore(concurrency)
 
     @staticmethod
     def name_for(model: str) -> str:
@@ -56,10 +60,12 @@ class OpenAICompatibleEmbedder:
         return self._dimensions
 
     async def embed(self, texts: list[str]) -> list[Vector]:
-        vectors: list[Vector] = []
-        for start in range(0, len(texts), self._batch_size):
-            vectors.extend(await self._embed_batch(texts[start : start + self._batch_size]))
-        return vectors
+        batches = [
+            texts[start : start + self._batch_size]
+            for start in range(0, len(texts), self._batch_size)
+        ]
+        results = await asyncio.gather(*(self._embed_batch(b) for b in batches))
+        return [v for batch in results for v in batch]
 
     async def _create(self, texts: list[str]) -> Any:
         if self._request_dimensions:
@@ -75,7 +81,8 @@ class OpenAICompatibleEmbedder:
 
     async def _embed_batch(self, texts: list[str]) -> list[Vector]:
         try:
-            response = await self._create(texts)
+            async with self._slots:
+                response = await self._create(texts)
         except openai.APIStatusError as exc:
             if exc.status_code == 429 or exc.status_code >= 500:
                 raise Unavailable(

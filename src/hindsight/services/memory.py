@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -58,6 +59,9 @@ class Outcome:
     confidence: float
     observation_count: int
     memory_type: str
+    # Set when a new key was a near-duplicate of another memory, which it reinforced.
+    requested_key: str | None = None
+    similarity: float | None = None
 
 
 def memory_text(key: str, value: str) -> str:
@@ -105,6 +109,20 @@ async def with_retry(
     raise AssertionError("unreachable")
 
 
+def _rounds(claims: Sequence[store.NewClaim]) -> list[list[int]]:
+    """Round r holds the r-th occurrence of each key: one statement per round, since one
+    INSERT ... ON CONFLICT cannot touch the same row twice."""
+    rounds: list[list[int]] = []
+    seen: dict[str, int] = {}
+    for position, claim in enumerate(claims):
+        r = seen.get(claim.key, 0)
+        seen[claim.key] = r + 1
+        if r == len(rounds):
+            rounds.append([])
+        rounds[r].append(position)
+    return rounds
+
+
 class MemoryService:
     def __init__(
         self, settings: Settings, pool: AsyncConnectionPool[Connection], embedder: Embedder
@@ -144,29 +162,40 @@ class MemoryService:
         return claims
 
     async def observe(
-        self, namespace: str, items: Sequence[Observation], *, actor: str
+        self,
+        namespace: str,
+        items: Sequence[Observation],
+        *,
+        actor: str,
+        then: Callable[[Connection, list[Outcome]], Awaitable[None]] | None = None,
+        dedup: bool = True,
     ) -> list[Outcome]:
         """Store or reinforce each item, in order, all in one transaction.
 
         A key that appears more than once in a batch is applied in order, as if the items
-        had been sent one after another.
+        had been sent one after another. A new key whose memory is near-identical to an
+        existing one of the same type reinforces that one instead (HINDSIGHT_DEDUP_THRESHOLD).
+        `then` runs in the same transaction, so what it writes commits with the memories or
+        not at all.
         """
-        claims = await self._claims(items)
-        # Round r holds the r-th occurrence of each key: one statement per round, since one
-        # INSERT ... ON CONFLICT cannot touch the same row twice. Sorting by key makes
-        # concurrent batches lock rows in the same order.
-        rounds: list[list[int]] = []
-        seen: dict[str, int] = {}
-        for position, claim in enumerate(claims):
-            r = seen.get(claim.key, 0)
-            seen[claim.key] = r + 1
-            if r == len(rounds):
-                rounds.append([])
-            rounds[r].append(position)
+        prepared = await self._claims(items)
+        threshold = self._settings.dedup_threshold if dedup else 0.0
 
         async def work(conn: Connection) -> list[Outcome]:
+            claims = list(prepared)
+            twins = (
+                await store.near_duplicates(conn, namespace, claims, threshold)
+                if (threshold > 0)
+                else {}
+            )
+            for position, twin in twins.items():
+                claims[position] = dataclasses.replace(
+                    claims[position], key=twin["key"], value=twin["value"]
+                )
+            rounds = _rounds(claims)
             results: list[Outcome | None] = [None] * len(claims)
             for positions in rounds:
+                # sorted by key, so concurrent batches lock rows in the same order
                 positions.sort(key=lambda p: claims[p].key)
                 rows = await store.observe(
                     conn,
@@ -184,6 +213,7 @@ class MemoryService:
                         outcome = "superseded"
                     else:
                         outcome = "reinforced"
+                    matched = twins.get(p)
                     results[p] = Outcome(
                         id=row["id"],
                         key=row["key"],
@@ -191,8 +221,13 @@ class MemoryService:
                         confidence=float(row["confidence"]),
                         observation_count=int(row["observation_count"]),
                         memory_type=row["memory_type"],
+                        requested_key=prepared[p].key if matched else None,
+                        similarity=round(float(matched["similarity"]), 6) if matched else None,
                     )
-            return [r for r in results if r is not None]
+            outcomes = [r for r in results if r is not None]
+            if then is not None:
+                await then(conn, outcomes)
+            return outcomes
 
         return await with_retry(self._pool, work)
 

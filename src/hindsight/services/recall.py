@@ -65,19 +65,19 @@ class RecallService:
             fusion=fusion or "linear",
         )
 
-    async def recall(
+    async def search(
         self,
         namespace: str,
         query: str,
         *,
         k: int,
         f: MemoryFilter,
-        actor: str,
         fusion: Fusion | None = None,
         keyword_weight: float | None = None,
         min_relevance: float = 0.0,
-    ) -> RecallResult:
-        started = time.perf_counter()
+    ) -> list[Ranked]:
+        """Rank memories for `query` without recording anything (no access counts, no log):
+        for the service's own lookups."""
         (vector,) = await self._embedder.embed([query])
         terms, counts = query_terms(query)
         async with self._pool.connection() as conn:
@@ -92,7 +92,31 @@ class RecallService:
                 exact_max=self._settings.exact_search_max_rows,
             )
         ranked = rank(rows, self.ranking(fusion, keyword_weight), len(rows))
-        ranked = [r for r in ranked if r.components["relevance"] > min_relevance][:k]
+        return [r for r in ranked if r.components["relevance"] > min_relevance][:k]
+
+    async def recall(
+        self,
+        namespace: str,
+        query: str,
+        *,
+        k: int,
+        f: MemoryFilter,
+        actor: str,
+        fusion: Fusion | None = None,
+        keyword_weight: float | None = None,
+        min_relevance: float = 0.0,
+    ) -> RecallResult:
+        """Rank memories for `query`, count the accesses and log the recall."""
+        started = time.perf_counter()
+        ranked = await self.search(
+            namespace,
+            query,
+            k=k,
+            f=f,
+            fusion=fusion,
+            keyword_weight=keyword_weight,
+            min_relevance=min_relevance,
+        )
         recall_id = uuid7()
         self._recorder.record(
             RecallEntry(

@@ -15,6 +15,7 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.errors import Conflict, NotFound
+from hindsight.services.consolidation import ConsolidationService
 from hindsight.stores import steps as store
 from hindsight.stores.hot_steps import HotSteps
 
@@ -34,11 +35,16 @@ class Context:
 
 class SessionService:
     def __init__(
-        self, settings: Settings, pool: AsyncConnectionPool[Connection], hot: HotSteps
+        self,
+        settings: Settings,
+        pool: AsyncConnectionPool[Connection],
+        hot: HotSteps,
+        consolidation: ConsolidationService,
     ) -> None:
         self._settings = settings
         self._pool = pool
         self._hot = hot
+        self._consolidation = consolidation
 
     async def append(
         self,
@@ -85,6 +91,9 @@ class SessionService:
                 "start a new session id"
             )
         await self._hot.appended(namespace, session_id, step)
+        every = self._settings.consolidate_every_n_steps
+        if every and (step["step_index"] + 1) % every == 0:
+            await self._consolidation.enqueue(namespace, session_id, "every_n")
         return Appended(step, replayed=False)
 
     async def recent(self, namespace: str, session_id: str, n: int) -> list[dict[str, Any]]:
@@ -134,12 +143,19 @@ class SessionService:
             raise NotFound(f"no session {session_id!r} in namespace {namespace!r}")
         return row
 
-    async def end(self, namespace: str, session_id: str) -> dict[str, Any]:
+    async def end(self, namespace: str, session_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """End the session and queue its consolidation; the session and the job."""
         async with self._pool.connection() as conn:
             row = await store.end(conn, namespace, session_id)
         if row is None:
             raise NotFound(f"no session {session_id!r} in namespace {namespace!r}")
-        return row
+        job = await self._consolidation.enqueue(namespace, session_id, "end")
+        return row, job
+
+    async def consolidate(self, namespace: str, session_id: str) -> dict[str, Any]:
+        """Queue a consolidation of the steps not yet consolidated (a no-op job if none)."""
+        await self.session(namespace, session_id)
+        return await self._consolidation.enqueue(namespace, session_id, "manual")
 
     async def delete(self, namespace: str, session_id: str) -> int:
         async with self._pool.connection() as conn:

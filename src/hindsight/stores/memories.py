@@ -141,6 +141,48 @@ async def observe(
     return await cur.fetchall()
 
 
+_NEAR_DUPLICATES = """
+WITH x AS (
+    SELECT x.* FROM unnest(%(keys)s::text[], %(types)s::text[], %(embeddings)s::halfvec[])
+                    WITH ORDINALITY AS x(key, memory_type, embedding, ord)
+    WHERE NOT EXISTS (SELECT 1 FROM long_term_memory k WHERE k.namespace = %(ns)s
+                      AND k.mem_key = x.key AND k.status = 'active')
+)
+SELECT x.ord::int - 1 AS position, d.id, d.mem_key AS key, d.mem_value AS value,
+       d.similarity
+FROM x CROSS JOIN LATERAL (
+    SELECT m.id, m.mem_key, m.mem_value, 1 - (m.embedding <=> x.embedding) AS similarity
+    FROM long_term_memory m
+    WHERE m.namespace = %(ns)s AND m.status = 'active' AND m.memory_type = x.memory_type
+    ORDER BY m.embedding <=> x.embedding
+    LIMIT 1
+) d
+WHERE d.similarity >= %(threshold)s
+"""
+
+
+async def near_duplicates(
+    conn: Connection, namespace: str, claims: list[NewClaim], threshold: float
+) -> dict[int, dict[str, Any]]:
+    """For claims whose key is new: the closest active memory of the same type, when at
+    least `threshold` similar. Keyed by the claim's position. Runs with sorting disabled
+    (restored after) so that a large namespace is searched through HNSW."""
+    await conn.execute("SET LOCAL enable_sort = off")
+    cur = await conn.execute(
+        _NEAR_DUPLICATES,
+        {
+            "ns": namespace,
+            "keys": [c.key for c in claims],
+            "types": [c.memory_type for c in claims],
+            "embeddings": [c.embedding for c in claims],
+            "threshold": threshold,
+        },
+    )
+    rows = await cur.fetchall()
+    await conn.execute("SET LOCAL enable_sort = on")
+    return {row["position"]: row for row in rows}
+
+
 async def get(conn: Connection, namespace: str, memory_id: uuid.UUID) -> dict[str, Any] | None:
     cur = await conn.execute(
         f"SELECT {MEMORY_COLUMNS} FROM long_term_memory m WHERE m.namespace = %s AND m.id = %s",

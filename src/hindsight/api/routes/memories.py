@@ -42,7 +42,7 @@ def _observation(m: MemoryIn) -> Observation:
     )
 
 
-def _result(o: Outcome) -> ObserveResult:
+def observe_result(o: Outcome) -> ObserveResult:
     return ObserveResult(
         id=o.id,
         key=o.key,
@@ -50,6 +50,8 @@ def _result(o: Outcome) -> ObserveResult:
         confidence=o.confidence,
         observation_count=o.observation_count,
         memory_type=o.memory_type,  # type: ignore[arg-type]
+        requested_key=o.requested_key,
+        similarity=o.similarity,
     )
 
 
@@ -75,7 +77,7 @@ async def observe_batch(
     )
     if any(o.outcome == "created" for o in outcomes):
         response.status_code = status.HTTP_201_CREATED
-    return BatchOut(results=[_result(o) for o in outcomes])
+    return BatchOut(results=[observe_result(o) for o in outcomes])
 
 
 @router.post("/memories", response_model=ObserveResult, status_code=201)
@@ -90,7 +92,7 @@ async def observe_one(
     (outcome,) = await core.memories.observe(namespace, [_observation(body)], actor=principal.name)
     if outcome.outcome != "created":
         response.status_code = status.HTTP_200_OK
-    return _result(outcome)
+    return observe_result(outcome)
 
 
 @router.get("/memories", response_model=MemoryPage)

@@ -8,10 +8,13 @@ from fastapi import APIRouter, Header, Query, Response, status
 
 from hindsight import limits
 from hindsight.api.deps import CoreDep, NamespaceDep, SessionIdDep
+from hindsight.api.routes.jobs import job_out
 from hindsight.api.schemas import (
     ContextOut,
     EarlierStep,
+    JobOut,
     SessionDeleted,
+    SessionEnded,
     SessionOut,
     StepIn,
     StepOut,
@@ -119,12 +122,24 @@ async def get_session(
     return _session(await core.sessions.session(namespace, session_id))
 
 
-@router.post(":end", response_model=SessionOut)
+@router.post(":end", response_model=SessionEnded)
 async def end_session(
     namespace: NamespaceDep, session_id: SessionIdDep, core: CoreDep
-) -> SessionOut:
-    """Mark the session ended: it keeps its steps until they expire, and takes no more."""
-    return _session(await core.sessions.end(namespace, session_id))
+) -> SessionEnded:
+    """End the session: it takes no more steps, keeps them until they expire, and is
+    consolidated into long-term memory by a background job (`consolidation`; poll
+    `GET /jobs/{job_id}`)."""
+    row, job = await core.sessions.end(namespace, session_id)
+    return SessionEnded.model_validate(
+        {**row, "step_count": row["next_step"], "consolidation": job_out(job)}
+    )
+
+
+@router.post(":consolidate", response_model=JobOut, status_code=202)
+async def consolidate(namespace: NamespaceDep, session_id: SessionIdDep, core: CoreDep) -> JobOut:
+    """Queue a consolidation of the steps not consolidated yet (running it again after it
+    succeeded finds nothing new and changes nothing)."""
+    return job_out(await core.sessions.consolidate(namespace, session_id))
 
 
 @router.delete("", response_model=SessionDeleted)

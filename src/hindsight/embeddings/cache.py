@@ -1,0 +1,92 @@
+"""Embeddings kept by content hash and model, so the same text is never embedded twice.
+
+A re-observation of a known claim, a repeated query, or a re-run consolidation costs a
+lookup instead of a call to the model. An in-process LRU answers hot texts without a round
+trip; the `embedding_cache` table survives restarts and is shared by replicas. Not used for
+the built-in embedder, which computes a vector faster than a lookup returns one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+
+import numpy as np
+from psycopg_pool import AsyncConnectionPool
+
+from hindsight.db.pool import Connection
+from hindsight.embeddings.base import Embedder, Vector
+
+
+class CachedEmbedder:
+    def __init__(
+        self, inner: Embedder, pool: AsyncConnectionPool[Connection], *, lru_size: int = 20_000
+    ) -> None:
+        self._inner = inner
+        self._pool = pool
+        self._lru: OrderedDict[bytes, Vector] = OrderedDict()
+        self._lru_size = lru_size
+        self._model = f"{inner.name}/{inner.dimensions}"
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dimensions(self) -> int:
+        return self._inner.dimensions
+
+    @property
+    def inner(self) -> Embedder:
+        return self._inner
+
+    def _remember(self, digest: bytes, vector: Vector) -> None:
+        self._lru[digest] = vector
+        self._lru.move_to_end(digest)
+        if len(self._lru) > self._lru_size:
+            self._lru.popitem(last=False)
+
+    async def embed(self, texts: list[str]) -> list[Vector]:
+        digests = [hashlib.sha256(t.encode("utf-8")).digest() for t in texts]
+        found: dict[bytes, Vector] = {}
+        for d in digests:
+            if d in self._lru:
+                found[d] = self._lru[d]
+                self._lru.move_to_end(d)
+        missing = list({d for d in digests if d not in found})
+        if missing:
+            async with self._pool.connection() as conn:
+                cur = await conn.execute(
+                    "SELECT content_hash, vector FROM embedding_cache "
+                    "WHERE model = %s AND content_hash = ANY(%s)",
+                    (self._model, missing),
+                )
+                for row in await cur.fetchall():
+                    vector = np.frombuffer(bytes(row["vector"]), dtype="<f4").copy()
+                    found[bytes(row["content_hash"])] = vector
+                    self._remember(bytes(row["content_hash"]), vector)
+        todo: dict[bytes, str] = {}
+        for d, t in zip(digests, texts, strict=True):
+            if d not in found:
+                todo.setdefault(d, t)
+        if todo:
+            vectors = await self._inner.embed(list(todo.values()))
+            fresh = dict(zip(todo.keys(), vectors, strict=True))
+            async with self._pool.connection() as conn:
+                await conn.execute(
+                    "INSERT INTO embedding_cache (model, content_hash, vector) "
+                    "SELECT %s, h, v FROM unnest(%s::bytea[], %s::bytea[]) AS x(h, v) "
+                    "ON CONFLICT DO NOTHING",
+                    (
+                        self._model,
+                        list(fresh.keys()),
+                        [np.asarray(v, dtype="<f4").tobytes() for v in fresh.values()],
+                    ),
+                )
+            for d, v in fresh.items():
+                found[d] = v
+                self._remember(d, v)
+        return [found[d] for d in digests]
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()

@@ -1,0 +1,78 @@
+"""Every prompt Hindsight sends, versioned. Change a prompt: bump its version, so results
+logged with the old one stay explainable.
+
+The reasoning behind each rule is in the comments beside it, not in the prompt: the model
+needs the rule, the maintainer needs the why.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+DISTILL_VERSION = "distill-v1"
+SUMMARY_VERSION = "summary-v1"
+
+MEMORY_TYPES_HELP = (
+    "fact (something true about the world or the user), preference (what the user likes, "
+    "wants or dislikes), experience (something that happened, with its outcome), reflection "
+    "(a lesson learned about how to act), relation (how two people, things or places relate)"
+)
+
+DISTILL_SYSTEM = f"""You maintain the long-term memory of an AI agent.
+You read a conversation or a log of the agent's work and decide what is worth remembering
+across future tasks. Prompt version: {DISTILL_VERSION}.
+
+Rules:
+1. Keep only durable, specific information: facts, preferences, experiences with their
+   outcome, lessons learned, relations. Never keep greetings, thanks, small talk, filler, or
+   the mechanics of the conversation itself.
+2. Each memory is a key and a value. The key names what the claim is about, as a short
+   dotted path in lower case (for example user.favorite_color, project.deadline,
+   person.alice.employer). The value is one self-contained sentence or phrase.
+3. You are shown the memories that already exist. If the conversation repeats what an
+   existing memory says, answer action "reinforce" with that memory's key. If it changes
+   what an existing memory says, answer action "update" with that memory's key and the new
+   value. Only use action "new" for information no existing memory covers, and never create
+   a second key for something an existing key already covers.
+4. Rate importance from 0 to 1: how much it would matter to get this wrong in a future task.
+   Use 0.3 or less for trivia.
+5. memory_type is one of: {MEMORY_TYPES_HELP}.
+6. Prefer the most recent statement when the conversation contradicts itself.
+
+Answer with one JSON object and nothing else:
+{{"memories": [{{"action": "new" | "reinforce" | "update", "key": str, "value": str,
+  "memory_type": str, "importance": number, "tags": [str]}}]}}
+An empty list is a good answer when nothing is worth keeping."""
+# Why these rules:
+# 1 - agents chat a lot; storing pleasantries would drown recall in noise.
+# 2 - dotted keys group related claims (user.*, project.*) and make exact re-observation
+#     possible: the same key and value next time reinforces instead of duplicating.
+# 3 - showing existing memories is what turns a second mention into a reinforcement
+#     (confidence up) or a supersession (old value to history) instead of a near-duplicate.
+# 4 - the importance threshold (HINDSIGHT_EXTRACTION_MIN_IMPORTANCE) drops the low end.
+# 6 - users correct themselves; the last word is the one to keep.
+
+SUMMARY_SYSTEM = f"""You write short summaries of the steps of an AI agent's task, so that
+older steps can be shown in a small context window. Prompt version: {SUMMARY_VERSION}.
+For each step, write one line of at most 25 words that keeps names, numbers, decisions and
+outcomes, and drops everything else.
+Answer with one JSON object and nothing else:
+{{"summaries": [{{"step_index": int, "summary": str}}]}}"""
+# One line per step keeps the context read predictable in size; names and numbers are what
+# an agent most often needs to look back for.
+
+
+def distill_user(transcript: list[dict[str, Any]], existing: list[dict[str, Any]]) -> str:
+    lines = [f"[{m['role']}] {m['content']}" for m in transcript]
+    known = [
+        {"key": e["key"], "value": e["value"], "memory_type": e["memory_type"]} for e in existing
+    ]
+    return (
+        "Existing memories:\n" + json.dumps(known, ensure_ascii=False) + "\n\n"
+        "Conversation:\n" + "\n".join(lines)
+    )
+
+
+def summary_user(steps: list[dict[str, Any]]) -> str:
+    return "\n".join(f"step {s['step_index']} [{s['role']}]: {s['content']}" for s in steps)

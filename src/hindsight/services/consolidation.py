@@ -1,0 +1,275 @@
+"""Consolidation ("hindsight"): after a task, distil its working memory into long-term memory.
+
+A job covers the session's steps past its consolidation mark. Everything the job writes —
+the memories it observes, the summaries it fills in, the advanced mark and its own
+"succeeded" — commits in one transaction, so:
+- running it again changes nothing: there are no steps past the mark any more;
+- a crash mid-job changes nothing either: the lease runs out, another worker (or the same
+  one after a restart) takes the job over, and the steps are still there, since the purge
+  leaves alone the steps of a session with an open job.
+
+With an LLM the steps go through the distiller (existing memories shown, so repeats become
+reinforcements). Without one there is a documented deterministic path: steps that carry
+memories in `metadata.memory` (an object or a list of them, shaped like a memory in the
+batch call) are observed as they are, and older long steps get their first sentence as
+summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from dataclasses import asdict
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+from pydantic import BaseModel, Field
+
+from hindsight import limits
+from hindsight.config import Settings
+from hindsight.db.pool import Connection
+from hindsight.errors import NotFound, ProviderError, Unavailable
+from hindsight.ids import uuid7
+from hindsight.llm import LLM
+from hindsight.llm.prompts import SUMMARY_SYSTEM, summary_user
+from hindsight.services.distill import Candidate, Distiller, screen
+from hindsight.services.memory import MemoryService, Outcome
+from hindsight.stores import jobs as store
+from hindsight.stores.hot_steps import HotSteps
+from hindsight.text.filler import first_sentence_summary
+
+log = logging.getLogger(__name__)
+
+# Steps shorter than this are shown whole; a summary would not save anything.
+SUMMARIZE_MIN_CHARS = 240
+_SUMMARY_BATCH = 40
+
+
+class _Raced(Exception):
+    """Another job moved the session's mark first; this one must start over."""
+
+
+class _Summary(BaseModel):
+    step_index: int
+    summary: str = Field(max_length=2_000)
+
+
+class _SummariesOut(BaseModel):
+    summaries: list[_Summary] = Field(default_factory=list)
+
+
+def _outcome_json(o: Outcome) -> dict[str, Any]:
+    out = {k: v for k, v in asdict(o).items() if v is not None}
+    out["id"] = str(o.id)
+    return out
+
+
+def marked_memories(steps: list[dict[str, Any]]) -> tuple[list[Candidate], list[dict[str, Any]]]:
+    """The deterministic path: memories that steps carry in `metadata.memory`."""
+    found: list[Candidate] = []
+    skipped: list[dict[str, Any]] = []
+    for step in steps:
+        raw = (step.get("metadata") or {}).get("memory")
+        if raw is None:
+            continue
+        for item in raw if isinstance(raw, list) else [raw]:
+            if not isinstance(item, dict) or not item.get("key") or not item.get("value"):
+                skipped.append(
+                    {
+                        "step_index": step["step_index"],
+                        "reason": "metadata.memory needs a key and a value",
+                    }
+                )
+                continue
+            found.append(
+                Candidate.model_validate({**item, "importance": item.get("importance", 1.0)})
+            )
+    return found, skipped
+
+
+class ConsolidationService:
+    def __init__(
+        self,
+        settings: Settings,
+        pool: AsyncConnectionPool[Connection],
+        memories: MemoryService,
+        hot: HotSteps,
+        llm: LLM | None,
+        distiller: Distiller | None,
+    ) -> None:
+        self._settings = settings
+        self._pool = pool
+        self._memories = memories
+        self._hot = hot
+        self._llm = llm
+        self._distiller = distiller
+
+    async def enqueue(self, namespace: str, session_id: str, trigger: str) -> dict[str, Any]:
+        async with self._pool.connection() as conn:
+            return await store.enqueue(conn, uuid7(), namespace, session_id, trigger)
+
+    async def get(self, namespace: str, job_id: uuid.UUID) -> dict[str, Any]:
+        async with self._pool.connection() as conn:
+            row = await store.get(conn, namespace, job_id)
+        if row is None:
+            raise NotFound(f"no job {job_id} in namespace {namespace!r}")
+        return row
+
+    async def run_next(self) -> bool:
+        """Claim and run one job; False when there was none to run."""
+        async with self._pool.connection() as conn:
+            job = await store.claim(conn, self._settings.job_lease_seconds)
+        if job is None:
+            return False
+        try:
+            await self._run(job)
+        except asyncio.CancelledError:
+            # shutting down: hand the job back now rather than when its lease runs out
+            await self._reschedule(job, "interrupted by a shutdown", 0)
+            raise
+        except _Raced:
+            await self._reschedule(job, "another job consolidated this session first", 0)
+        except (Unavailable, ProviderError) as exc:
+            await self._reschedule(job, exc.message, min(300.0, 5.0 * 2 ** job["attempts"]))
+        except Exception as exc:
+            log.exception("consolidation job %s failed", job["id"])
+            await self._reschedule(job, f"{type(exc).__name__}: {exc}", 5.0 * job["attempts"])
+        return True
+
+    async def _reschedule(self, job: dict[str, Any], error: str, delay: float) -> None:
+        async with self._pool.connection() as conn:
+            if job["attempts"] >= self._settings.job_max_attempts:
+                await store.fail(
+                    conn, job["id"], f"gave up after {job['attempts']} attempts: {error}"
+                )
+            else:
+                await store.retry_later(conn, job["id"], error, delay)
+
+    async def _run(self, job: dict[str, Any]) -> None:
+        namespace, session_id = job["namespace"], job["session_id"]
+        async with self._pool.connection() as conn:
+            mark = await store.consolidation_mark(conn, namespace, session_id)
+            steps = (
+                [] if mark is None else await store.steps_after(conn, namespace, session_id, mark)
+            )
+        method = "llm" if self._llm is not None else "deterministic"
+        if mark is None or not steps:
+            note = "the session no longer exists" if mark is None else "no new steps"
+            async with self._pool.connection() as conn:
+                await store.succeed(
+                    conn,
+                    job["id"],
+                    method=method,
+                    from_step=None,
+                    through_step=None,
+                    result={"method": method, "note": note, "observed": []},
+                )
+            return
+        through = steps[-1]["step_index"]
+        source = f"session:{session_id}"
+        skipped: list[dict[str, Any]] = []
+        if self._distiller is not None:
+            transcript = [{"role": s["role"], "content": s["content"]} for s in steps]
+            distilled = await self._distiller.distill(
+                namespace,
+                transcript,
+                min_importance=self._settings.extraction_min_importance,
+                source=source,
+            )
+            summaries = await self._llm_summaries(steps)
+            note = "distilled by the LLM, with the related existing memories shown to it"
+        else:
+            candidates, skipped = marked_memories(steps)
+            distilled = screen(candidates, min_importance=0.0, source=source)
+            summaries = {
+                s["step_index"]: first_sentence_summary(s["content"])
+                for s in steps
+                if s["summary"] is None and len(s["content"]) >= SUMMARIZE_MIN_CHARS
+            }
+            note = (
+                "no LLM configured: observed the memories that steps carry in "
+                "metadata.memory; summaries are each long step's first sentence"
+            )
+        summarized: list[dict[str, Any]] = []
+
+        async def commit(conn: Connection, outcomes: list[Outcome]) -> None:
+            if not await store.advance_mark(
+                conn, namespace, session_id, expected=mark, through=through
+            ):
+                raise _Raced()
+            summarized.clear()  # a deadlock retry runs this again
+            summarized.extend(await store.set_summaries(conn, namespace, session_id, summaries))
+            result = {
+                "method": method,
+                "note": note,
+                "observed": [_outcome_json(o) for o in outcomes],
+                "dropped": distilled.dropped,
+                "skipped": skipped,
+                "summaries_written": len(summarized),
+                "existing_memories_shown": distilled.existing_shown,
+            }
+            await store.succeed(
+                conn,
+                job["id"],
+                method=method,
+                from_step=steps[0]["step_index"],
+                through_step=through,
+                result=result,
+            )
+
+        await self._memories.observe(
+            namespace, [k.observation for k in distilled.kept], actor="consolidation", then=commit
+        )
+        for step in summarized:
+            await self._hot.replaced(namespace, session_id, step)
+
+    async def _llm_summaries(self, steps: list[dict[str, Any]]) -> dict[int, str]:
+        assert self._llm is not None
+        todo = [
+            s for s in steps if s["summary"] is None and len(s["content"]) >= SUMMARIZE_MIN_CHARS
+        ]
+        out: dict[int, str] = {}
+        wanted = {s["step_index"] for s in todo}
+        for start in range(0, len(todo), _SUMMARY_BATCH):
+            batch = todo[start : start + _SUMMARY_BATCH]
+            answer = await self._llm.complete_json(
+                SUMMARY_SYSTEM, summary_user(batch), _SummariesOut
+            )
+            for item in answer.summaries:
+                text = item.summary.replace("\x00", "").strip()
+                if item.step_index in wanted and text:
+                    out[item.step_index] = text[: limits.STEP_SUMMARY_MAX_CHARS]
+        # a step the model skipped still gets the deterministic summary
+        for s in todo:
+            out.setdefault(s["step_index"], first_sentence_summary(s["content"]))
+        return out
+
+
+class JobWorker:
+    """Runs consolidation jobs in the background, one at a time per process."""
+
+    def __init__(self, service: ConsolidationService, interval: float) -> None:
+        self._service = service
+        self._interval = interval
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._loop(), name="hindsight-jobs")
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                ran = await self._service.run_next()
+            except Exception:
+                log.exception("job worker error; continuing")
+                ran = False
+            if not ran:
+                await asyncio.sleep(self._interval)
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task

@@ -1,0 +1,172 @@
+"""Distillation: from a conversation (or a session's steps) to the memories worth keeping.
+
+Shared by extraction (a conversation sent by the client) and consolidation (a session's
+working memory). Before asking the LLM it recalls the existing memories the conversation
+touches and shows them, so a repeated fact becomes a reinforcement and a changed fact a
+supersession of the same key, instead of a near-duplicate under a new key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from hindsight import limits
+from hindsight.llm import LLM
+from hindsight.llm.prompts import DISTILL_SYSTEM, distill_user
+from hindsight.services.memory import Observation
+from hindsight.services.recall import RecallService
+from hindsight.stores.filters import MemoryFilter
+from hindsight.text.filler import is_filler
+
+MEMORY_TYPES = ("fact", "preference", "experience", "reflection", "relation")
+_RELATED_WINDOWS = 10
+_RELATED_PER_WINDOW = 5
+_TRANSCRIPT_MAX_CHARS = 60_000
+
+
+class Candidate(BaseModel):
+    """One memory as the LLM proposes it. Lenient on purpose: a model's small slips
+    (an unknown type, importance out of range) are corrected, not fatal."""
+
+    action: Literal["new", "reinforce", "update"] = "new"
+    key: str = ""
+    value: str = ""
+    memory_type: str = "fact"
+    importance: float = 0.5
+    tags: list[str] = Field(default_factory=list)
+
+    @field_validator("memory_type", mode="before")
+    @classmethod
+    def _type(cls, v: Any) -> str:
+        text = str(v or "fact").strip().lower()
+        return text if text in MEMORY_TYPES else "fact"
+
+    @field_validator("importance", mode="before")
+    @classmethod
+    def _importance(cls, v: Any) -> float:
+        try:
+            return min(1.0, max(0.0, float(v)))
+        except (TypeError, ValueError):
+            return 0.5
+
+    @field_validator("key", "value", mode="before")
+    @classmethod
+    def _text(cls, v: Any) -> str:
+        return str(v or "").replace("\x00", "").strip()
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags(cls, v: Any) -> list[str]:
+        if not isinstance(v, list):
+            return []
+        clean = [str(t).replace("\x00", "").strip()[: limits.TAG_MAX_CHARS] for t in v]
+        return [t for t in clean if t][: limits.TAGS_MAX]
+
+
+class DistillOut(BaseModel):
+    memories: list[Candidate] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Kept:
+    observation: Observation
+    action: str
+
+
+@dataclass
+class Distilled:
+    kept: list[Kept] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+    existing_shown: int = 0
+
+
+def screen(candidates: list[Candidate], *, min_importance: float, source: str | None) -> Distilled:
+    """Keep what is worth keeping, with the reason for everything dropped."""
+    out = Distilled()
+    seen: set[tuple[str, str]] = set()
+    for c in candidates:
+        reason = None
+        if not c.key or not c.value:
+            reason = "empty key or value"
+        elif len(c.key) > limits.KEY_MAX_CHARS or len(c.value) > limits.VALUE_MAX_CHARS:
+            reason = "key or value too long"
+        elif is_filler(c.value):
+            reason = "greeting or filler"
+        elif c.importance < min_importance:
+            reason = f"importance {c.importance:.2f} below {min_importance:.2f}"
+        elif (c.key, c.value) in seen:
+            reason = "repeated"
+        if reason is not None:
+            out.dropped.append({"key": c.key, "value": c.value, "reason": reason})
+            continue
+        seen.add((c.key, c.value))
+        out.kept.append(
+            Kept(
+                Observation(
+                    key=c.key,
+                    value=c.value,
+                    memory_type=c.memory_type,
+                    source=source,
+                    importance=c.importance,
+                    tags=tuple(c.tags),
+                ),
+                c.action,
+            )
+        )
+    return out
+
+
+class Distiller:
+    def __init__(self, llm: LLM, recall: RecallService) -> None:
+        self._llm = llm
+        self._recall = recall
+
+    async def related(
+        self, namespace: str, transcript: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """Existing memories the conversation touches: recall over a sliding window of
+        messages, without counting these lookups as accesses."""
+        found: dict[Any, dict[str, Any]] = {}
+        messages = transcript[-_RELATED_WINDOWS * 3 :]
+        for start in range(0, len(messages), 3):
+            query = " ".join(m["content"] for m in messages[start : start + 3])[
+                : limits.QUERY_MAX_CHARS
+            ]
+            for hit in await self._recall.search(
+                namespace, query, k=_RELATED_PER_WINDOW, f=MemoryFilter()
+            ):
+                found.setdefault(hit.row["id"], hit.row)
+        return list(found.values())
+
+    async def distill(
+        self,
+        namespace: str,
+        transcript: list[dict[str, Any]],
+        *,
+        min_importance: float,
+        source: str | None,
+    ) -> Distilled:
+        existing = await self.related(namespace, transcript)
+        trimmed = _trim(transcript)
+        answer = await self._llm.complete_json(
+            DISTILL_SYSTEM, distill_user(trimmed, existing), DistillOut
+        )
+        out = screen(answer.memories, min_importance=min_importance, source=source)
+        out.existing_shown = len(existing)
+        return out
+
+
+def _trim(transcript: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The newest messages that fit the prompt budget, in order."""
+    kept: list[dict[str, Any]] = []
+    total = 0
+    for message in reversed(transcript):
+        total += len(message["content"])
+        if total > _TRANSCRIPT_MAX_CHARS and kept:
+            break
+        kept.append(message)
+    kept.reverse()
+    return kept

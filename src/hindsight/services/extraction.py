@@ -1,0 +1,63 @@
+"""Extraction: a conversation in, the memories worth keeping out (and observed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hindsight.config import Settings
+from hindsight.errors import NotConfigured
+from hindsight.llm import LLM
+from hindsight.services.distill import Distilled, Distiller
+from hindsight.services.memory import MemoryService, Outcome
+
+
+@dataclass(frozen=True)
+class Extraction:
+    model: str
+    distilled: Distilled
+    outcomes: list[Outcome] | None  # None on a dry run
+
+
+class ExtractionService:
+    def __init__(
+        self,
+        settings: Settings,
+        memories: MemoryService,
+        llm: LLM | None,
+        distiller: Distiller | None,
+    ) -> None:
+        self._settings = settings
+        self._memories = memories
+        self._llm = llm
+        self._distiller = distiller
+
+    async def extract(
+        self,
+        namespace: str,
+        messages: list[dict[str, Any]],
+        *,
+        dry_run: bool,
+        min_importance: float | None,
+        source: str | None,
+        actor: str,
+    ) -> Extraction:
+        if self._llm is None or self._distiller is None:
+            raise NotConfigured(
+                "extraction needs an LLM: set HINDSIGHT_LLM_MODEL (and HINDSIGHT_LLM_BASE_URL "
+                "for a server other than OpenAI, HINDSIGHT_LLM_API_KEY if it needs one). "
+                "Everything else works without one.",
+                retry_after=3600,
+            )
+        threshold = (
+            self._settings.extraction_min_importance if min_importance is None else min_importance
+        )
+        distilled = await self._distiller.distill(
+            namespace, messages, min_importance=threshold, source=source or "extraction"
+        )
+        if dry_run:
+            return Extraction(self._llm.name, distilled, None)
+        outcomes = await self._memories.observe(
+            namespace, [k.observation for k in distilled.kept], actor=actor
+        )
+        return Extraction(self._llm.name, distilled, outcomes)

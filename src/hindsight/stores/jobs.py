@@ -1,0 +1,163 @@
+"""SQL for consolidation jobs and the session's consolidation mark."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from hindsight.db.pool import Connection
+
+JOB_COLUMNS = (
+    "j.id, j.namespace, j.session_id, j.trigger, j.status, j.method, j.from_step, "
+    "j.through_step, j.attempts, j.result, j.error, j.created_at, j.started_at, j.finished_at"
+)
+
+
+async def enqueue(
+    conn: Connection, job_id: uuid.UUID, namespace: str, session_id: str, trigger: str
+) -> dict[str, Any]:
+    """Queue a job unless one is already open for the session; return the open one."""
+    cur = await conn.execute(
+        f"""
+        WITH new AS (
+            INSERT INTO consolidation_jobs (id, namespace, session_id, trigger)
+            VALUES (%(id)s, %(ns)s, %(sid)s, %(trigger)s)
+            ON CONFLICT (namespace, session_id) WHERE status IN ('pending', 'running')
+            DO NOTHING
+            RETURNING *
+        )
+        SELECT {JOB_COLUMNS} FROM new j
+        UNION ALL
+        SELECT {JOB_COLUMNS} FROM consolidation_jobs j
+        WHERE j.namespace = %(ns)s AND j.session_id = %(sid)s
+          AND j.status IN ('pending', 'running') AND NOT EXISTS (SELECT 1 FROM new)
+        """,
+        {"id": job_id, "ns": namespace, "sid": session_id, "trigger": trigger},
+    )
+    row = await cur.fetchone()
+    assert row is not None
+    return row
+
+
+async def get(conn: Connection, namespace: str, job_id: uuid.UUID) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        f"SELECT {JOB_COLUMNS} FROM consolidation_jobs j WHERE j.namespace = %s AND j.id = %s",
+        (namespace, job_id),
+    )
+    return await cur.fetchone()
+
+
+async def claim(conn: Connection, lease_seconds: float) -> dict[str, Any] | None:
+    """Take the oldest runnable job: pending and due, or running with an expired lease
+    (its worker died). SKIP LOCKED lets replicas claim different jobs at once."""
+    cur = await conn.execute(
+        f"""
+        UPDATE consolidation_jobs j SET
+            status = 'running',
+            attempts = j.attempts + 1,
+            locked_until = now() + %(lease)s * interval '1 second',
+            started_at = coalesce(j.started_at, now())
+        WHERE j.id = (
+            SELECT id FROM consolidation_jobs
+            WHERE (status = 'pending' AND run_after <= now())
+               OR (status = 'running' AND locked_until < now())
+            ORDER BY created_at
+            FOR UPDATE SKIP LOCKED
+            LIMIT 1
+        )
+        RETURNING {JOB_COLUMNS}
+        """,
+        {"lease": lease_seconds},
+    )
+    return await cur.fetchone()
+
+
+async def succeed(
+    conn: Connection,
+    job_id: uuid.UUID,
+    *,
+    method: str,
+    from_step: int | None,
+    through_step: int | None,
+    result: dict[str, Any],
+) -> None:
+    await conn.execute(
+        "UPDATE consolidation_jobs SET status = 'succeeded', method = %s, from_step = %s, "
+        "through_step = %s, result = %s, error = NULL, locked_until = NULL, "
+        "finished_at = now() WHERE id = %s",
+        (method, from_step, through_step, Jsonb(result), job_id),
+    )
+
+
+async def retry_later(
+    conn: Connection, job_id: uuid.UUID, error: str, delay_seconds: float
+) -> None:
+    await conn.execute(
+        "UPDATE consolidation_jobs SET status = 'pending', error = %s, locked_until = NULL, "
+        "run_after = now() + %s * interval '1 second' WHERE id = %s",
+        (error, delay_seconds, job_id),
+    )
+
+
+async def fail(conn: Connection, job_id: uuid.UUID, error: str) -> None:
+    await conn.execute(
+        "UPDATE consolidation_jobs SET status = 'failed', error = %s, locked_until = NULL, "
+        "finished_at = now() WHERE id = %s",
+        (error, job_id),
+    )
+
+
+async def consolidation_mark(conn: Connection, namespace: str, session_id: str) -> int | None:
+    cur = await conn.execute(
+        "SELECT consolidated_through FROM working_sessions WHERE namespace = %s "
+        "AND session_id = %s",
+        (namespace, session_id),
+    )
+    row = await cur.fetchone()
+    return None if row is None else int(row["consolidated_through"])
+
+
+async def advance_mark(
+    conn: Connection, namespace: str, session_id: str, *, expected: int, through: int
+) -> bool:
+    """Move the mark from `expected` to `through`; False if someone else moved it first."""
+    cur = await conn.execute(
+        "UPDATE working_sessions SET consolidated_through = %s WHERE namespace = %s "
+        "AND session_id = %s AND consolidated_through = %s",
+        (through, namespace, session_id, expected),
+    )
+    return cur.rowcount == 1
+
+
+async def steps_after(
+    conn: Connection, namespace: str, session_id: str, after: int
+) -> list[dict[str, Any]]:
+    """Every step past the mark, expired or not: consolidation must not lose any."""
+    cur = await conn.execute(
+        "SELECT step_index, role, content, summary, metadata, created_at, expires_at "
+        "FROM working_memory WHERE namespace = %s AND session_id = %s AND step_index > %s "
+        "ORDER BY step_index",
+        (namespace, session_id, after),
+    )
+    return await cur.fetchall()
+
+
+async def set_summaries(
+    conn: Connection, namespace: str, session_id: str, summaries: dict[int, str]
+) -> list[dict[str, Any]]:
+    """Fill in summaries for steps that have none (a client's own summary wins)."""
+    if not summaries:
+        return []
+    indexes = sorted(summaries)
+    cur = await conn.execute(
+        "UPDATE working_memory w SET summary = s.summary "
+        "FROM unnest(%s::int[], %s::text[]) AS s(step_index, summary) "
+        "WHERE w.namespace = %s AND w.session_id = %s AND w.step_index = s.step_index "
+        "AND w.summary IS NULL "
+        "RETURNING w.step_index, w.role, w.content, w.summary, w.metadata, "
+        "w.idempotency_key, w.created_at, w.expires_at",
+        (indexes, [summaries[i] for i in indexes], namespace, session_id),
+    )
+    return await cur.fetchall()

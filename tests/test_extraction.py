@@ -1,0 +1,149 @@
+"""Extraction over REST: what is worth keeping from a conversation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.conftest import ADMIN_KEY, Api, make_settings
+from tests.support import fake_brain
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.servers import ThreadServer
+
+
+@pytest.fixture(scope="module")
+def llm_fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as fake:
+        fake.brain = fake_brain.answer
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def llm_server(module_db: str, redis_url: str, llm_fake: FakeOpenAI) -> Iterator[ThreadServer]:
+    settings = make_settings(llm_base_url=llm_fake.url, llm_model="fake-chat", llm_api_key="sk-llm")
+    with ThreadServer(settings, module_db, redis_url) as srv:
+        yield srv
+
+
+@pytest.fixture
+def llm_api(llm_server: ThreadServer, ns: str) -> Api:
+    return Api(
+        httpx.Client(
+            base_url=llm_server.url, timeout=30, headers={"Authorization": f"Bearer {ADMIN_KEY}"}
+        ),
+        ns,
+    )
+
+
+CONVERSATION = [
+    {"role": "user", "content": "Hello!"},
+    {"role": "assistant", "content": "Hi, how can I help?"},
+    {"role": "user", "content": "My favorite color is green. My city is Bergen."},
+    {"role": "user", "content": "trivia: octopuses have three hearts"},
+    {"role": "user", "content": "thanks"},
+]
+
+
+def prompts(fake: FakeOpenAI) -> list[str]:
+    return [
+        m["content"]
+        for r in fake.requests
+        if r["path"] == "chat"
+        for m in r["body"]["messages"]
+        if m["role"] == "user"
+    ]
+
+
+def test_extraction_keeps_what_matters_and_drops_filler(llm_api: Api, llm_fake: FakeOpenAI) -> None:
+    llm_api.observe({"key": "user.city", "value": "Oslo"})
+    r = llm_api.client.post(
+        f"{llm_api.base}/memories:extract", json={"messages": CONVERSATION, "source": "chat-7"}
+    )
+    assert r.status_code == 200, r.text
+    body = r.json()
+    kept = {m["key"]: m for m in body["memories"]}
+    assert set(kept) == {"user.favorite_color", "user.city"}
+    assert kept["user.favorite_color"]["result"]["outcome"] == "created"
+    assert kept["user.city"]["action"] == "update"
+    assert kept["user.city"]["result"]["outcome"] == "superseded"
+    reasons = {d["key"]: d["reason"] for d in body["dropped"]}
+    assert reasons["conversation.greeting"] == "greeting or filler"
+    assert reasons["trivia"].startswith("importance 0.10 below 0.30")
+    assert body["existing_memories_shown"] >= 1
+    # the existing memory was shown to the model, so it could say "update"
+    prompt = [p for p in prompts(llm_fake) if "Existing memories" in p][-1]
+    assert '"user.city"' in prompt and "Oslo" in prompt
+    city = llm_api.get(kept["user.city"]["result"]["id"])
+    assert city["value"] == "Bergen" and city["source"] == "chat-7"
+
+
+def test_dry_run_stores_nothing(llm_api: Api) -> None:
+    r = llm_api.client.post(
+        f"{llm_api.base}/memories:extract", json={"messages": CONVERSATION, "dry_run": True}
+    )
+    assert r.status_code == 200
+    assert {m["key"] for m in r.json()["memories"]} == {"user.favorite_color", "user.city"}
+    assert all(m["result"] is None for m in r.json()["memories"])
+    assert llm_api.client.get(f"{llm_api.base}/memories").json()["memories"] == []
+
+
+def test_importance_threshold_is_configurable_per_call(llm_api: Api) -> None:
+    r = llm_api.client.post(
+        f"{llm_api.base}/memories:extract",
+        json={"messages": CONVERSATION, "dry_run": True, "min_importance": 0.05},
+    )
+    assert "trivia" in {m["key"] for m in r.json()["memories"]}
+
+
+def test_repeating_a_fact_reinforces_it(llm_api: Api) -> None:
+    messages = [{"role": "user", "content": "my favorite food is ramen"}]
+    first = llm_api.client.post(f"{llm_api.base}/memories:extract", json={"messages": messages})
+    again = llm_api.client.post(f"{llm_api.base}/memories:extract", json={"messages": messages})
+    (m1,), (m2,) = first.json()["memories"], again.json()["memories"]
+    assert m2["action"] == "reinforce" and m2["result"]["outcome"] == "reinforced"
+    assert m2["result"]["id"] == m1["result"]["id"] and m2["result"]["confidence"] == 0.6
+
+
+def test_llm_failure_is_a_clear_error_and_loses_nothing(llm_api: Api, llm_fake: FakeOpenAI) -> None:
+    (kept,) = llm_api.observe({"key": "user.pet", "value": "a cat"})
+    llm_fake.fail_next(500, times=20)
+    r = llm_api.client.post(
+        f"{llm_api.base}/memories:extract",
+        json={"messages": [{"role": "user", "content": "my pet is a dog"}]},
+    )
+    llm_fake.faults.clear()
+    assert r.status_code == 503 and "Retry-After" in r.headers
+    assert "LLM endpoint" in r.json()["error"]["message"]
+    assert llm_api.get(kept["id"])["value"] == "a cat"
+    llm_fake.reply(
+        '{"memories": [{"action": "new", "key": "x", "value": 1234, "importance": "hi"}]}'
+    )
+    r = llm_api.client.post(
+        f"{llm_api.base}/memories:extract",
+        json={"messages": [{"role": "user", "content": "anything"}]},
+    )
+    # a sloppy answer is coerced, not fatal: the value becomes text, importance a default
+    assert r.status_code == 200, r.text
+    assert r.json()["memories"][0]["value"] == "1234"
+
+
+def test_without_an_llm_extraction_is_503_saying_what_to_set(api: Api) -> None:
+    r = api.client.post(
+        f"{api.base}/memories:extract",
+        json={"messages": [{"role": "user", "content": "my cat is Tom"}]},
+    )
+    assert r.status_code == 503
+    error = r.json()["error"]
+    assert error["code"] == "not_configured" and "HINDSIGHT_LLM_MODEL" in error["message"]
+
+
+def test_extraction_input_is_validated(llm_api: Api) -> None:
+    for body, field in [
+        ({"messages": []}, "messages"),
+        ({"messages": [{"role": "user"}]}, "messages[0].content"),
+        ({"messages": [{"role": "x y", "content": "a"}]}, "messages[0].role"),
+    ]:
+        r = llm_api.client.post(f"{llm_api.base}/memories:extract", json=body)
+        assert r.status_code == 422 and r.json()["error"]["message"].startswith(field)
