@@ -17,9 +17,9 @@ doctor appointment birthday family friend dog cat car bike book music movie rest
 dinner lunch breakfast password account server database deploy release bug feature
 language city country school university job manager colleague holiday gym running
 weather garden kitchen shopping order delivery payment subscription calendar note plan
-idea question answer issue ticket priority status review design document contract""".split()  # noqa: SIM905
+idea question answer issue ticket priority status review design document contract""".split()
 
-FILLER = "the a of in on at to for with from about after before during and or but".split()  # noqa: SIM905
+FILLER = "the a of in on at to for with from about after before during and or but".split()
 
 TYPES = ["fact", "preference", "experience", "reflection", "relation"]
 SYLLABLES = [

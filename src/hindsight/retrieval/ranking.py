@@ -20,7 +20,7 @@ Fusion = Literal["linear", "rrf"]
 
 @dataclass(frozen=True)
 class RankingConfig:
-    keyword_weight: float = 0.3
+    keyword_weight: float = 0.4
     access_alpha: float = 0.1
     fusion: Fusion = "linear"
     rrf_k: int = 60
@@ -96,3 +96,33 @@ def rank(rows: list[dict[str, Any]], config: RankingConfig, k: int) -> list[Rank
         )
     ranked.sort(key=lambda r: (-r.score, -r.components["similarity"], str(r.row["id"])))
     return ranked[:k]
+
+
+# A memory reached through the best hit of the first search scores this much of its
+# second-search score, and never more than that of the hit it was reached through: it
+# answers the question less directly than a first-hop match.
+HOP_DISCOUNT = 0.9
+
+
+def merge_hops(first: list[Ranked], second: list[Ranked], anchor: Ranked, k: int) -> list[Ranked]:
+    """First-hop results, plus memories the second search (query + best hit) found that the
+    first did not, each explained with `hop: 2` and the memory it was reached `via`."""
+    seen = {r.row["id"] for r in first}
+    merged = list(first)
+    for r in second:
+        if r.row["id"] in seen:
+            continue
+        merged.append(
+            Ranked(
+                row=r.row,
+                score=min(r.score, anchor.score) * HOP_DISCOUNT,
+                components={
+                    **r.components,
+                    "hop": 2,
+                    "via": str(anchor.row["id"]),
+                    "hop_discount": HOP_DISCOUNT,
+                },
+            )
+        )
+    merged.sort(key=lambda r: (-r.score, str(r.row["id"])))
+    return merged[:k]

@@ -11,12 +11,13 @@ from typing import Any
 from pgvector import HalfVector
 from psycopg_pool import AsyncConnectionPool
 
+from hindsight import limits
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import query_terms
-from hindsight.retrieval.ranking import Fusion, Ranked, RankingConfig, rank
+from hindsight.retrieval.ranking import Fusion, Ranked, RankingConfig, merge_hops, rank
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.stores import memories as store
 from hindsight.stores import recall_log
@@ -75,10 +76,46 @@ class RecallService:
         fusion: Fusion | None = None,
         keyword_weight: float | None = None,
         min_relevance: float = 0.0,
+        hops: int = 1,
     ) -> list[Ranked]:
         """Rank memories for `query` without recording anything (no access counts, no log):
-        for the service's own lookups."""
-        (vector,) = await self._embedder.embed([query])
+        for the service's own lookups. With `hops=2`, a second search follows the best
+        hit ("where does my sister live?" finds the sister, then where she lives)."""
+        first = await self._search_once(
+            namespace,
+            query,
+            k=k,
+            f=f,
+            fusion=fusion,
+            keyword_weight=keyword_weight,
+            min_relevance=min_relevance,
+        )
+        if hops < 2 or not first:
+            return first
+        anchor = first[0]
+        second = await self._search_once(
+            namespace,
+            f"{query} {anchor.row['value']}",
+            k=k,
+            f=f,
+            fusion=fusion,
+            keyword_weight=keyword_weight,
+            min_relevance=min_relevance,
+        )
+        return merge_hops(first, second, anchor, k)
+
+    async def _search_once(
+        self,
+        namespace: str,
+        query: str,
+        *,
+        k: int,
+        f: MemoryFilter,
+        fusion: Fusion | None,
+        keyword_weight: float | None,
+        min_relevance: float,
+    ) -> list[Ranked]:
+        (vector,) = await self._embedder.embed([query[: limits.QUERY_MAX_CHARS * 3]])
         terms, counts = query_terms(query)
         async with self._pool.connection() as conn:
             rows = await store.candidates(
@@ -105,6 +142,7 @@ class RecallService:
         fusion: Fusion | None = None,
         keyword_weight: float | None = None,
         min_relevance: float = 0.0,
+        hops: int = 1,
     ) -> RecallResult:
         """Rank memories for `query`, count the accesses and log the recall."""
         started = time.perf_counter()
@@ -116,6 +154,7 @@ class RecallService:
             fusion=fusion,
             keyword_weight=keyword_weight,
             min_relevance=min_relevance,
+            hops=hops,
         )
         recall_id = uuid7()
         self._recorder.record(

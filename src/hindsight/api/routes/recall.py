@@ -43,6 +43,7 @@ async def recall(
         fusion=body.fusion,
         keyword_weight=body.keyword_weight,
         min_relevance=body.min_relevance,
+        hops=body.hops or core.settings.recall_hops,
     )
     return RecallOut(
         recall_id=result.recall_id,
