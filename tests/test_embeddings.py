@@ -213,3 +213,38 @@ def test_local_provider_without_the_extra_says_how_to_get_it(
 
     with pytest.raises(ConfigurationError, match=r"pip install 'hindsight\[local\]'"):
         SentenceTransformerEmbedder("whatever")
+
+
+def test_embedding_endpoint_failures_store_nothing_and_say_why(
+    fresh_db: str, redis_url: str
+) -> None:
+    with FakeOpenAI(dimensions=48) as fake:
+        settings = make_settings(
+            embedding_base_url=fake.url, embedding_model="fake-embed", embedding_dimensions=48
+        )
+        with ThreadServer(settings, fresh_db, redis_url) as srv:
+            api = Api(
+                httpx.Client(
+                    base_url=srv.url, timeout=60, headers={"Authorization": f"Bearer {ADMIN_KEY}"}
+                ),
+                "fail",
+            )
+            (kept,) = api.observe({"key": "k0", "value": "stored before the outage"})
+            for fault, status, words in [
+                (lambda: fake.fail_next(500, times=10), 503, "after retries"),
+                (lambda: fake.fail_next(400), 502, "refused the request"),
+                (lambda: fake.malformed_next(), 502, "cannot read (not JSON)"),
+            ]:
+                fault()
+                r = api.client.post(
+                    f"{api.base}/memories:batch",
+                    json={"memories": [{"key": "k1", "value": f"new {status}"}]},
+                )
+                fake.faults.clear()
+                assert r.status_code == status, r.text
+                assert words in r.json()["error"]["message"]
+            keys = [m["key"] for m in api.client.get(f"{api.base}/memories").json()["memories"]]
+            assert keys == ["k0"] and api.get(kept["id"])["value"] == "stored before the outage"
+            fake.fail_next(429)  # then a retried success
+            (ok,) = api.observe({"key": "k1", "value": "after the outage"})
+            assert ok["outcome"] == "created"

@@ -71,7 +71,7 @@ def test_client_errors_are_not_retried(fake: FakeOpenAI) -> None:
 
 def test_malformed_body_is_a_clear_error(fake: FakeOpenAI) -> None:
     fake.malformed_next()
-    with pytest.raises((ProviderError, Unavailable)):
+    with pytest.raises(ProviderError, match="not JSON"):
         ask(llm(fake, max_retries=0))
 
 

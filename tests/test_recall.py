@@ -216,8 +216,10 @@ def test_two_hops_follow_the_best_hit(api: Api) -> None:
     api.observe(
         {"key": "user.sister", "value": "Alex's sister is Maria Lopez", "memory_type": "relation"},
         {"key": "person.maria_lopez.city", "value": "Maria Lopez lives in Lyon"},
-        *({"key": f"person.p{i}.city", "value": f"Person {i} lives in city number {i}"}
-          for i in range(30)),
+        *(
+            {"key": f"person.p{i}.city", "value": f"Person {i} lives in city number {i}"}
+            for i in range(30)
+        ),
     )
     question = "which city does my sister live in"
     one = [r["key"] for r in api.recall(question, k=3)["results"]]

@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import openai
 
+from hindsight import openai_errors
 from hindsight.embeddings.base import Vector
-from hindsight.errors import ProviderError, Unavailable
+from hindsight.errors import ProviderError
 
 
 class OpenAICompatibleEmbedder:
@@ -83,26 +84,8 @@ class OpenAICompatibleEmbedder:
         try:
             async with self._slots:
                 response = await self._create(texts)
-        except openai.APIStatusError as exc:
-            if exc.status_code == 429 or exc.status_code >= 500:
-                raise Unavailable(
-                    f"embedding endpoint {self._where} is overloaded or failing "
-                    f"(HTTP {exc.status_code}) after retries; try again later",
-                    retry_after=5,
-                ) from exc
-            raise ProviderError(
-                f"embedding endpoint {self._where} refused the request "
-                f"(HTTP {exc.status_code}): {_message(exc)}"
-            ) from exc
-        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            raise Unavailable(
-                f"embedding endpoint {self._where} is unreachable or timed out after retries",
-                retry_after=5,
-            ) from exc
-        except openai.OpenAIError as exc:
-            raise ProviderError(
-                f"embedding endpoint {self._where} sent an answer we cannot read: {exc}"
-            ) from exc
+        except openai_errors.ERRORS as exc:
+            raise openai_errors.translate(exc, what="embedding", where=self._where) from exc
         data = sorted(response.data, key=lambda item: item.index)
         if len(data) != len(texts):
             raise ProviderError(
@@ -128,22 +111,14 @@ class OpenAICompatibleEmbedder:
             return
         try:
             response = await self._create(["dimension probe"])
-        except openai.OpenAIError as exc:
+        except openai_errors.ERRORS as exc:
+            problem = openai_errors.translate(exc, what="embedding", where=self._where)
             raise ProviderError(
-                f"cannot reach embedding model {self._model} at {self._where} to learn its "
-                f"width: {exc}; check HINDSIGHT_EMBEDDING_BASE_URL/MODEL/API_KEY or set "
+                f"cannot learn the width of embedding model {self._model}: {problem.message}; "
+                "check HINDSIGHT_EMBEDDING_BASE_URL/MODEL/API_KEY or set "
                 "HINDSIGHT_EMBEDDING_DIMENSIONS"
             ) from exc
         self._dimensions = len(response.data[0].embedding)
 
     async def aclose(self) -> None:
         await self._client.close()
-
-
-def _message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and "message" in error:
-            return str(error["message"])
-    return str(exc.message)

@@ -8,14 +8,14 @@ models usually fix their own formatting when told what was wrong.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any, Literal
 
 import openai
 from pydantic import BaseModel, ValidationError
 
-from hindsight.errors import ProviderError, Unavailable
+from hindsight import openai_errors
+from hindsight.errors import ProviderError
 from hindsight.llm.base import M
 
 log = logging.getLogger(__name__)
@@ -70,30 +70,8 @@ class OpenAICompatibleLLM:
                 temperature=self._temperature,
                 **extra,
             )
-        except openai.APIStatusError as exc:
-            if exc.status_code in (408, 409, 429) or exc.status_code >= 500:
-                raise Unavailable(
-                    f"LLM endpoint {self._where} is overloaded or failing "
-                    f"(HTTP {exc.status_code}) after retries; try again later",
-                    retry_after=10,
-                ) from exc
-            raise ProviderError(
-                f"LLM endpoint {self._where} refused the request (HTTP {exc.status_code}): "
-                f"{exc.message}"
-            ) from exc
-        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            raise Unavailable(
-                f"LLM endpoint {self._where} is unreachable or timed out after retries",
-                retry_after=10,
-            ) from exc
-        except openai.OpenAIError as exc:
-            raise ProviderError(
-                f"LLM endpoint {self._where} sent an unreadable answer: {exc}"
-            ) from exc
-        except (json.JSONDecodeError, ValueError) as exc:
-            raise ProviderError(
-                f"LLM endpoint {self._where} answered with a body that is not JSON"
-            ) from exc
+        except openai_errors.ERRORS as exc:
+            raise openai_errors.translate(exc, what="LLM", where=self._where) from exc
         if not response.choices or response.choices[0].message.content is None:
             raise ProviderError(f"LLM endpoint {self._where} returned no message")
         return response.choices[0].message.content

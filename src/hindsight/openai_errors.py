@@ -1,0 +1,44 @@
+"""Errors from OpenAI-compatible endpoints, translated once for every provider."""
+
+from __future__ import annotations
+
+import json
+
+import openai
+
+from hindsight.errors import HindsightError, ProviderError, Unavailable
+
+
+def _message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and "message" in error:
+            return str(error["message"])
+    return str(exc.message)
+
+
+def translate(exc: Exception, *, what: str, where: str) -> HindsightError:
+    """What the caller should see. Transient trouble (the client has already retried it)
+    becomes Unavailable (503 with Retry-After); the rest a ProviderError (502)."""
+    if isinstance(exc, openai.APIStatusError):
+        if exc.status_code in (408, 409, 429) or exc.status_code >= 500:
+            return Unavailable(
+                f"{what} endpoint {where} is overloaded or failing (HTTP {exc.status_code}) "
+                "after retries; try again later",
+                retry_after=10,
+            )
+        return ProviderError(
+            f"{what} endpoint {where} refused the request (HTTP {exc.status_code}): {_message(exc)}"
+        )
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return Unavailable(
+            f"{what} endpoint {where} is unreachable or timed out after retries", retry_after=10
+        )
+    if isinstance(exc, json.JSONDecodeError | ValueError):
+        return ProviderError(f"{what} endpoint {where} sent an answer we cannot read (not JSON)")
+    return ProviderError(f"{what} endpoint {where} sent an answer we cannot read: {exc}")
+
+
+# What a provider call may raise that `translate` knows how to explain.
+ERRORS = (openai.OpenAIError, json.JSONDecodeError, ValueError)
