@@ -24,6 +24,8 @@ from hindsight.db import migrate
 from hindsight.embeddings.builtin import BuiltinEmbedder
 from hindsight.runtime.embedded_postgres import embedded_postgres
 from hindsight.runtime.embedded_redis import RedisProcess
+from tests.support import fake_brain
+from tests.support.fake_openai import FakeOpenAI
 from tests.support.servers import ThreadServer
 
 ADMIN_KEY = "test-admin-key-0123456789"
@@ -135,6 +137,14 @@ def ns() -> str:
     return "t-" + uuid.uuid4().hex[:16]
 
 
+@pytest.fixture(scope="module")
+def brain() -> Iterator[FakeOpenAI]:
+    """A local OpenAI-protocol server answering chat requests with the fake brain."""
+    with FakeOpenAI() as fake:
+        fake.brain = fake_brain.answer
+        yield fake
+
+
 @pytest.fixture
 def api(client: httpx.Client, ns: str) -> Api:
     return Api(client, ns)
@@ -147,6 +157,12 @@ class Api:
         self.client = client
         self.ns = ns
         self.base = f"/v1/namespaces/{ns}"
+
+    @classmethod
+    def at(cls, url: str, ns: str, key: str = ADMIN_KEY) -> Api:
+        """An admin client of the server at `url`, working in namespace `ns`."""
+        client = httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {key}"})
+        return cls(client, ns)
 
     def observe(self, *memories: dict[str, Any], expect: int | None = None) -> list[dict[str, Any]]:
         r = self.client.post(f"{self.base}/memories:batch", json={"memories": list(memories)})

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import psycopg
 import pytest
 
 from tests.conftest import ADMIN_KEY, Api, make_settings
 from tests.support import fake_brain
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.servers import ThreadServer, free_port, wait_ready
+from tests.support.servers import ThreadServer, spawn_server, subprocess_server
 
 LONG = "Compared three hotels near the station and booked the Grand for two nights. " * 4
 
@@ -113,13 +109,6 @@ def test_consolidating_an_unknown_session_is_404(api: Api) -> None:
 
 
 @pytest.fixture(scope="module")
-def brain() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        fake.brain = fake_brain.answer
-        yield fake
-
-
-@pytest.fixture(scope="module")
 def llm_server(module_db: str, redis_url: str, brain: FakeOpenAI) -> Iterator[ThreadServer]:
     # a database of its own: other servers' job workers (without an LLM) must not take
     # these jobs
@@ -135,12 +124,7 @@ def llm_server(module_db: str, redis_url: str, brain: FakeOpenAI) -> Iterator[Th
 
 @pytest.fixture
 def llm_api(llm_server: ThreadServer, ns: str) -> Api:
-    return Api(
-        httpx.Client(
-            base_url=llm_server.url, timeout=30, headers={"Authorization": f"Bearer {ADMIN_KEY}"}
-        ),
-        ns,
-    )
+    return Api.at(llm_server.url, ns)
 
 
 def test_llm_consolidation_reinforces_supersedes_and_drops_filler(llm_api: Api) -> None:
@@ -223,26 +207,6 @@ def test_llm_outage_retries_the_job_and_keeps_the_steps(
 # --- a crash mid-job --------------------------------------------------------------------
 
 
-def serve(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
-    full = {**{k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}, **env}
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            "hindsight.api.asgi:app_from_env",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        env=full,
-    )
-
-
 def test_a_crash_mid_job_loses_nothing_and_the_job_completes_once(
     fresh_db: str, redis_url: str, ns: str
 ) -> None:
@@ -257,50 +221,29 @@ def test_a_crash_mid_job_loses_nothing_and_the_job_completes_once(
             "HINDSIGHT_JOB_LEASE_SECONDS": "2",
             "HINDSIGHT_JOB_POLL_INTERVAL_SECONDS": "0.1",
         }
-        port_a, port_b = free_port(), free_port()
-        a = serve(env, port_a)
+        a, url_a = spawn_server(env)
         try:
-            url_a = f"http://127.0.0.1:{port_a}"
-            wait_ready(url_a)
-            api = Api(
-                httpx.Client(
-                    base_url=url_a, headers={"Authorization": f"Bearer {ADMIN_KEY}"}, timeout=30
-                ),
-                ns,
-            )
+            api = Api.at(url_a, ns)
             api.append("crash", "my team is platform")
             api.append("crash", "my manager is Dana")
             brain.delay_next(60)  # the worker of A will hang in the LLM call
             ended = api.client.post(f"{api.base}/sessions/crash:end").json()
             job_id = ended["consolidation"]["job_id"]
             deadline = time.monotonic() + 20
-            while api.client.get(f"{api.base}/jobs/{job_id}").json()["status"] != "running":
+            while brain.count("chat") == 0:  # A's worker is inside the (hanging) LLM call
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
+            assert api.client.get(f"{api.base}/jobs/{job_id}").json()["status"] == "running"
         finally:
             a.send_signal(signal.SIGKILL)
             a.wait()
-        b = serve(env, port_b)
-        try:
-            url_b = f"http://127.0.0.1:{port_b}"
-            wait_ready(url_b)
-            api = Api(
-                httpx.Client(
-                    base_url=url_b, headers={"Authorization": f"Bearer {ADMIN_KEY}"}, timeout=30
-                ),
-                ns,
-            )
+        with subprocess_server(env) as url_b:
+            api = Api.at(url_b, ns)
             job = wait_job(api, job_id, timeout=30)
             assert job["status"] == "succeeded" and job["attempts"] == 2, job
-            memories = by_key(api)
-            assert {k: m["observation_count"] for k, m in memories.items()} == {
-                "user.team": 1,
-                "user.manager": 1,
-            }
+            counts = {k: m["observation_count"] for k, m in by_key(api).items()}
+            assert counts == {"user.team": 1, "user.manager": 1}
             assert [s["content"] for s in api.steps("crash")] == [
                 "my team is platform",
                 "my manager is Dana",
             ]
-        finally:
-            b.terminate()
-            b.wait(timeout=20)

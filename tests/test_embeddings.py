@@ -6,7 +6,6 @@ import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import numpy as np
 import pytest
 
@@ -14,7 +13,7 @@ from hindsight.config import Settings
 from hindsight.embeddings import create_embedder
 from hindsight.embeddings.builtin import BuiltinEmbedder
 from hindsight.errors import ProviderError, Unavailable
-from tests.conftest import ADMIN_KEY, Api, make_settings
+from tests.conftest import Api, make_settings
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.servers import ThreadServer
 
@@ -125,10 +124,7 @@ def test_the_same_text_is_never_embedded_twice(fresh_db: str, redis_url: str) ->
             embedding_base_url=fake.url, embedding_model="fake-embed", embedding_dimensions=48
         )
         with ThreadServer(settings, fresh_db, redis_url) as srv:
-            api = Api(
-                httpx.Client(base_url=srv.url, headers={"Authorization": f"Bearer {ADMIN_KEY}"}),
-                "cache",
-            )
+            api = Api.at(srv.url, "cache")
             api.observe({"key": "user.tea", "value": "green tea, no sugar"})
             after_first = fake.count("embeddings")
             assert after_first == 1
@@ -139,10 +135,7 @@ def test_the_same_text_is_never_embedded_twice(fresh_db: str, redis_url: str) ->
             assert fake.count("embeddings") == after_first + 1  # the query, once
         # another process, same database: the cache table answers, not the model
         with ThreadServer(settings, fresh_db, redis_url) as srv:
-            api = Api(
-                httpx.Client(base_url=srv.url, headers={"Authorization": f"Bearer {ADMIN_KEY}"}),
-                "cache",
-            )
+            api = Api.at(srv.url, "cache")
             hits = api.recall("tea")["results"]
             assert hits[0]["key"] == "user.tea"
             api.observe({"key": "user.tea", "value": "green tea, no sugar"})
@@ -223,12 +216,7 @@ def test_embedding_endpoint_failures_store_nothing_and_say_why(
             embedding_base_url=fake.url, embedding_model="fake-embed", embedding_dimensions=48
         )
         with ThreadServer(settings, fresh_db, redis_url) as srv:
-            api = Api(
-                httpx.Client(
-                    base_url=srv.url, timeout=60, headers={"Authorization": f"Bearer {ADMIN_KEY}"}
-                ),
-                "fail",
-            )
+            api = Api.at(srv.url, "fail")
             (kept,) = api.observe({"key": "k0", "value": "stored before the outage"})
             for fault, status, words in [
                 (lambda: fake.fail_next(500, times=10), 503, "after retries"),

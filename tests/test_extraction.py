@@ -4,37 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
-from tests.conftest import ADMIN_KEY, Api, make_settings
-from tests.support import fake_brain
+from tests.conftest import Api, make_settings
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.servers import ThreadServer
 
 
 @pytest.fixture(scope="module")
-def llm_fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        fake.brain = fake_brain.answer
-        yield fake
-
-
-@pytest.fixture(scope="module")
-def llm_server(module_db: str, redis_url: str, llm_fake: FakeOpenAI) -> Iterator[ThreadServer]:
-    settings = make_settings(llm_base_url=llm_fake.url, llm_model="fake-chat", llm_api_key="sk-llm")
+def llm_server(module_db: str, redis_url: str, brain: FakeOpenAI) -> Iterator[ThreadServer]:
+    settings = make_settings(llm_base_url=brain.url, llm_model="fake-chat", llm_api_key="sk-llm")
     with ThreadServer(settings, module_db, redis_url) as srv:
         yield srv
 
 
 @pytest.fixture
 def llm_api(llm_server: ThreadServer, ns: str) -> Api:
-    return Api(
-        httpx.Client(
-            base_url=llm_server.url, timeout=30, headers={"Authorization": f"Bearer {ADMIN_KEY}"}
-        ),
-        ns,
-    )
+    return Api.at(llm_server.url, ns)
 
 
 CONVERSATION = [
@@ -56,7 +42,7 @@ def prompts(fake: FakeOpenAI) -> list[str]:
     ]
 
 
-def test_extraction_keeps_what_matters_and_drops_filler(llm_api: Api, llm_fake: FakeOpenAI) -> None:
+def test_extraction_keeps_what_matters_and_drops_filler(llm_api: Api, brain: FakeOpenAI) -> None:
     llm_api.observe({"key": "user.city", "value": "Oslo"})
     r = llm_api.client.post(
         f"{llm_api.base}/memories:extract", json={"messages": CONVERSATION, "source": "chat-7"}
@@ -73,7 +59,7 @@ def test_extraction_keeps_what_matters_and_drops_filler(llm_api: Api, llm_fake: 
     assert reasons["trivia"].startswith("importance 0.10 below 0.30")
     assert body["existing_memories_shown"] >= 1
     # the existing memory was shown to the model, so it could say "update"
-    prompt = [p for p in prompts(llm_fake) if "Existing memories" in p][-1]
+    prompt = [p for p in prompts(brain) if "Existing memories" in p][-1]
     assert '"user.city"' in prompt and "Oslo" in prompt
     city = llm_api.get(kept["user.city"]["result"]["id"])
     assert city["value"] == "Bergen" and city["source"] == "chat-7"
@@ -106,20 +92,18 @@ def test_repeating_a_fact_reinforces_it(llm_api: Api) -> None:
     assert m2["result"]["id"] == m1["result"]["id"] and m2["result"]["confidence"] == 0.6
 
 
-def test_llm_failure_is_a_clear_error_and_loses_nothing(llm_api: Api, llm_fake: FakeOpenAI) -> None:
+def test_llm_failure_is_a_clear_error_and_loses_nothing(llm_api: Api, brain: FakeOpenAI) -> None:
     (kept,) = llm_api.observe({"key": "user.pet", "value": "a cat"})
-    llm_fake.fail_next(500, times=20)
+    brain.fail_next(500, times=20)
     r = llm_api.client.post(
         f"{llm_api.base}/memories:extract",
         json={"messages": [{"role": "user", "content": "my pet is a dog"}]},
     )
-    llm_fake.faults.clear()
+    brain.faults.clear()
     assert r.status_code == 503 and "Retry-After" in r.headers
     assert "LLM endpoint" in r.json()["error"]["message"]
     assert llm_api.get(kept["id"])["value"] == "a cat"
-    llm_fake.reply(
-        '{"memories": [{"action": "new", "key": "x", "value": 1234, "importance": "hi"}]}'
-    )
+    brain.reply('{"memories": [{"action": "new", "key": "x", "value": 1234, "importance": "hi"}]}')
     r = llm_api.client.post(
         f"{llm_api.base}/memories:extract",
         json={"messages": [{"role": "user", "content": "anything"}]},

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import httpx
 import numpy as np
 import pytest
 
 from hindsight.embeddings.builtin import BuiltinEmbedder
 from hindsight.services.memory import memory_text
-from tests.conftest import ADMIN_KEY, Api, make_settings
+from tests.conftest import Api, make_settings
 from tests.support.servers import ThreadServer
 
 VALUE = "takes the 07:42 train from Lysaker to Oslo S every weekday morning"
@@ -31,10 +30,7 @@ def dedup_server(migrated: str, redis_url: str) -> Iterator[ThreadServer]:
 
 @pytest.fixture
 def dapi(dedup_server: ThreadServer, ns: str) -> Api:
-    return Api(
-        httpx.Client(base_url=dedup_server.url, headers={"Authorization": f"Bearer {ADMIN_KEY}"}),
-        ns,
-    )
+    return Api.at(dedup_server.url, ns)
 
 
 def test_near_identical_new_key_reinforces_the_existing_memory(dapi: Api) -> None:

@@ -7,10 +7,9 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-import httpx
 import pytest
 
-from tests.conftest import ADMIN_KEY, Api, make_settings
+from tests.conftest import Api, make_settings
 from tests.support.servers import ThreadServer
 
 
@@ -172,10 +171,7 @@ def test_hnsw_path_matches_exact_path(api: Api, hnsw_server: ThreadServer) -> No
             for i in range(25)
         )
     )
-    other = Api(
-        httpx.Client(base_url=hnsw_server.url, headers={"Authorization": f"Bearer {ADMIN_KEY}"}),
-        api.ns,
-    )
+    other = Api.at(hnsw_server.url, api.ns)
     for query in ("guitar strings", "the cat and the printer", "item 49"):
         exact = api.recall(query, k=5)["results"]
         approx = other.recall(query, k=5)["results"]

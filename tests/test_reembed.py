@@ -6,20 +6,17 @@ import os
 import subprocess
 import sys
 
-import httpx
 import psycopg
 
 from hindsight.db import migrate
-from tests.conftest import ADMIN_KEY, Api, make_settings
+from tests.conftest import Api, make_settings
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.servers import ThreadServer
 
 
 def test_reembed_to_another_model_and_width(fresh_db: str, redis_url: str) -> None:
     with ThreadServer(make_settings(), fresh_db, redis_url) as srv:
-        api = Api(
-            httpx.Client(base_url=srv.url, headers={"Authorization": f"Bearer {ADMIN_KEY}"}), "re"
-        )
+        api = Api.at(srv.url, "re")
         api.observe(
             *(
                 {"key": f"topic.{i}", "value": f"note {i} about gardening and tomatoes"}
@@ -69,10 +66,7 @@ def test_reembed_to_another_model_and_width(fresh_db: str, redis_url: str) -> No
 
         settings = make_settings(embedding_base_url=fake.url, embedding_model="fake-embed")
         with ThreadServer(settings, fresh_db, redis_url) as srv:
-            api = Api(
-                httpx.Client(base_url=srv.url, headers={"Authorization": f"Bearer {ADMIN_KEY}"}),
-                "re",
-            )
+            api = Api.at(srv.url, "re")
             hits = api.recall("grey cat", k=3)["results"]
             assert hits[0]["key"] == "user.pet"
             (more,) = api.observe({"key": "user.car", "value": "an old Volvo"})

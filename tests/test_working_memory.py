@@ -14,7 +14,7 @@ import redis
 
 from hindsight.runtime.embedded_redis import RedisProcess
 from hindsight.stores.hot_steps import session_key
-from tests.conftest import ADMIN_KEY, Api, make_settings
+from tests.conftest import Api, make_settings
 from tests.support.servers import ThreadServer
 
 
@@ -201,15 +201,10 @@ def wm_server(migrated: str, own_redis: RedisProcess) -> Iterator[ThreadServer]:
         yield srv
 
 
-def _api(server: ThreadServer, ns: str) -> Api:
-    client = httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {ADMIN_KEY}"})
-    return Api(client, ns)
-
-
 def test_reads_come_from_redis_when_it_has_the_steps(
     wm_server: ThreadServer, own_redis: RedisProcess, ns: str
 ) -> None:
-    api = _api(wm_server, ns)
+    api = Api.at(wm_server.url, ns)
     for i in range(3):
         api.append("hot", f"s{i}")
     r = redis.Redis.from_url(own_redis.url)
@@ -230,7 +225,7 @@ def test_reads_come_from_redis_when_it_has_the_steps(
 def test_cold_cache_is_filled_from_postgres(
     wm_server: ThreadServer, own_redis: RedisProcess, ns: str
 ) -> None:
-    api = _api(wm_server, ns)
+    api = Api.at(wm_server.url, ns)
     for i in range(4):
         api.append("cold", f"c{i}")
     r = redis.Redis.from_url(own_redis.url)
@@ -242,7 +237,7 @@ def test_cold_cache_is_filled_from_postgres(
 def test_redis_stopped_mid_test_working_memory_is_served_from_postgres(
     wm_server: ThreadServer, own_redis: RedisProcess, ns: str
 ) -> None:
-    api = _api(wm_server, ns)
+    api = Api.at(wm_server.url, ns)
     api.append("outage", "before")
     own_redis.stop()
     started = time.monotonic()
@@ -270,7 +265,7 @@ def test_redis_stopped_mid_test_working_memory_is_served_from_postgres(
 def test_aof_keeps_the_hot_copy_across_a_redis_crash(
     wm_server: ThreadServer, own_redis: RedisProcess, ns: str
 ) -> None:
-    api = _api(wm_server, ns)
+    api = Api.at(wm_server.url, ns)
     api.append("durable", "kept")
     time.sleep(1.5)  # appendfsync everysec: on disk within a second
     assert own_redis.process is not None

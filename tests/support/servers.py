@@ -72,11 +72,12 @@ class ThreadServer:
         return self.app.state.hindsight
 
 
-@contextlib.contextmanager
-def subprocess_server(env: dict[str, str], *, workers: int = 1) -> Iterator[str]:
-    """The app in its own process (`uvicorn --factory`), as a second replica would run."""
+def spawn_server(env: dict[str, str], *, workers: int = 1) -> tuple[subprocess.Popen[bytes], str]:
+    """Start the app in its own process (`uvicorn --factory`), as a replica runs, with only
+    the HINDSIGHT_* settings given; return it with its URL once it answers."""
     port = free_port()
-    full_env = {**os.environ, **env}
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
+    full_env.update(env)
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -98,6 +99,17 @@ def subprocess_server(env: dict[str, str], *, workers: int = 1) -> Iterator[str]
     url = f"http://127.0.0.1:{port}"
     try:
         wait_ready(url)
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, url
+
+
+@contextlib.contextmanager
+def subprocess_server(env: dict[str, str], *, workers: int = 1) -> Iterator[str]:
+    """The app in its own process for the duration of the block."""
+    proc, url = spawn_server(env, workers=workers)
+    try:
         yield url
     finally:
         proc.terminate()

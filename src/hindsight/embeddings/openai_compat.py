@@ -11,9 +11,8 @@ import asyncio
 from typing import Any
 
 import numpy as np
-import openai
 
-from hindsight import openai_errors
+from hindsight import openai_endpoint
 from hindsight.embeddings.base import Vector
 from hindsight.errors import ProviderError
 
@@ -31,12 +30,8 @@ class OpenAICompatibleEmbedder:
         max_retries: int = 3,
         concurrency: int = 4,
     ) -> None:
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url,
-            # Local servers (Ollama, vLLM, TEI) need no key, but the client insists on one.
-            api_key=api_key or "not-needed",
-            timeout=timeout,
-            max_retries=max_retries,
+        self._client = openai_endpoint.client(
+            base_url, api_key, timeout=timeout, max_retries=max_retries
         )
         self._model = model
         # A configured width is sent with each request (models such as text-embedding-3
@@ -84,8 +79,8 @@ class OpenAICompatibleEmbedder:
         try:
             async with self._slots:
                 response = await self._create(texts)
-        except openai_errors.ERRORS as exc:
-            raise openai_errors.translate(exc, what="embedding", where=self._where) from exc
+        except openai_endpoint.ERRORS as exc:
+            raise openai_endpoint.translate(exc, what="embedding", where=self._where) from exc
         data = sorted(response.data, key=lambda item: item.index)
         if len(data) != len(texts):
             raise ProviderError(
@@ -111,8 +106,8 @@ class OpenAICompatibleEmbedder:
             return
         try:
             response = await self._create(["dimension probe"])
-        except openai_errors.ERRORS as exc:
-            problem = openai_errors.translate(exc, what="embedding", where=self._where)
+        except openai_endpoint.ERRORS as exc:
+            problem = openai_endpoint.translate(exc, what="embedding", where=self._where)
             raise ProviderError(
                 f"cannot learn the width of embedding model {self._model}: {problem.message}; "
                 "check HINDSIGHT_EMBEDDING_BASE_URL/MODEL/API_KEY or set "

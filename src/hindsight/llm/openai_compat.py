@@ -11,10 +11,9 @@ from __future__ import annotations
 import logging
 from typing import Any, Literal
 
-import openai
 from pydantic import BaseModel, ValidationError
 
-from hindsight import openai_errors
+from hindsight import openai_endpoint
 from hindsight.errors import ProviderError
 from hindsight.llm.base import M
 
@@ -42,11 +41,8 @@ class OpenAICompatibleLLM:
         json_mode: JsonMode = "json_object",
         temperature: float = 0.0,
     ) -> None:
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or "not-needed",
-            timeout=timeout,
-            max_retries=max_retries,
+        self._client = openai_endpoint.client(
+            base_url, api_key, timeout=timeout, max_retries=max_retries
         )
         self._model = model
         self._json_mode = json_mode
@@ -70,8 +66,8 @@ class OpenAICompatibleLLM:
                 temperature=self._temperature,
                 **extra,
             )
-        except openai_errors.ERRORS as exc:
-            raise openai_errors.translate(exc, what="LLM", where=self._where) from exc
+        except openai_endpoint.ERRORS as exc:
+            raise openai_endpoint.translate(exc, what="LLM", where=self._where) from exc
         if not response.choices or response.choices[0].message.content is None:
             raise ProviderError(f"LLM endpoint {self._where} returned no message")
         return response.choices[0].message.content

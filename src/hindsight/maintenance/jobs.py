@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import asdict, dataclass
 
 from psycopg_pool import AsyncConnectionPool
 
+from hindsight.background import BackgroundLoop
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.stores import maintenance as store
@@ -49,14 +49,11 @@ async def run_once(pool: AsyncConnectionPool[Connection], settings: Settings) ->
     return report
 
 
-class MaintenanceLoop:
+class MaintenanceLoop(BackgroundLoop):
     def __init__(self, pool: AsyncConnectionPool[Connection], settings: Settings) -> None:
+        super().__init__("hindsight-maintenance", self._run)
         self._pool = pool
         self._settings = settings
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="hindsight-maintenance")
 
     async def _run(self) -> None:
         while True:
@@ -67,9 +64,3 @@ class MaintenanceLoop:
                     log.info("maintenance: %s", report.as_dict())
             except Exception:
                 log.exception("maintenance pass failed; will try again")
-
-    async def aclose(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task

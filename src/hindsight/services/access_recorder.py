@@ -10,13 +10,13 @@ the last few hundred milliseconds. On shutdown everything pending is written bef
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from datetime import datetime
 
 from psycopg_pool import AsyncConnectionPool
 
+from hindsight.background import BackgroundLoop
 from hindsight.db.pool import Connection
 from hindsight.stores import memories as memory_store
 from hindsight.stores import recall_log
@@ -25,19 +25,16 @@ from hindsight.stores.recall_log import RecallEntry
 log = logging.getLogger(__name__)
 
 
-class AccessRecorder:
+class AccessRecorder(BackgroundLoop):
     def __init__(self, pool: AsyncConnectionPool[Connection], *, interval: float) -> None:
+        super().__init__("hindsight-access-recorder", self._run)
         self._pool = pool
         self._interval = interval
         self._counts: dict[uuid.UUID, tuple[int, datetime]] = {}
         self._entries: list[RecallEntry] = []
         self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
         self._closing = False
         self._flush_lock = asyncio.Lock()
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="hindsight-access-recorder")
 
     def record(self, entry: RecallEntry) -> None:
         for memory_id in entry.result_ids:
@@ -85,11 +82,7 @@ class AccessRecorder:
 
     async def aclose(self) -> None:
         self._closing = True
-        self._wake.set()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await super().aclose()
         for attempt in range(3):
             try:
                 await self.flush()

@@ -18,7 +18,6 @@ summary.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from dataclasses import asdict
@@ -28,6 +27,7 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, Field
 
 from hindsight import limits
+from hindsight.background import BackgroundLoop
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.errors import NotFound, ProviderError, Unavailable
@@ -247,16 +247,13 @@ class ConsolidationService:
         return out
 
 
-class JobWorker:
+class JobWorker(BackgroundLoop):
     """Runs consolidation jobs in the background, one at a time per process."""
 
     def __init__(self, service: ConsolidationService, interval: float) -> None:
+        super().__init__("hindsight-jobs", self._loop)
         self._service = service
         self._interval = interval
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._loop(), name="hindsight-jobs")
 
     async def _loop(self) -> None:
         while True:
@@ -267,9 +264,3 @@ class JobWorker:
                 ran = False
             if not ran:
                 await asyncio.sleep(self._interval)
-
-    async def aclose(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task

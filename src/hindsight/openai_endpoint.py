@@ -1,4 +1,5 @@
-"""Errors from OpenAI-compatible endpoints, translated once for every provider."""
+"""OpenAI-compatible endpoints: the client every provider uses, and its errors translated
+once for all of them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,20 @@ import json
 import openai
 
 from hindsight.errors import HindsightError, ProviderError, Unavailable
+
+
+def client(
+    base_url: str | None, api_key: str | None, *, timeout: float, max_retries: int
+) -> openai.AsyncOpenAI:
+    """The `openai` client retries connection errors, timeouts, 408, 409, 429 and 5xx with
+    backoff (`max_retries`); nothing else is retried."""
+    return openai.AsyncOpenAI(
+        base_url=base_url,
+        # Local servers (Ollama, vLLM, TEI) need no key, but the client insists on one.
+        api_key=api_key or "not-needed",
+        timeout=timeout,
+        max_retries=max_retries,
+    )
 
 
 def _message(exc: openai.APIStatusError) -> str:
