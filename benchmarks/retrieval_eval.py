@@ -38,7 +38,7 @@ from hindsight.db import migrate
 from hindsight.embeddings import create_embedder
 from hindsight.runtime.embedded_postgres import embedded_postgres
 from hindsight.services.memory import Observation
-from hindsight.stores.filters import MemoryFilter
+from hindsight.services.recall import RecallRequest
 
 RESULTS = Path(__file__).resolve().parent / "results"
 KS = (5, 10, 20)
@@ -112,15 +112,15 @@ async def evaluate(
         for variant in variants:
             by_kind: dict[str, list[dict[str, float]]] = defaultdict(list)
             for q in data.questions:
-                hits = await hs.recall.search(
-                    ns,
+                weight = None if variant.keyword_weight < 0 else variant.keyword_weight
+                request = RecallRequest(
                     q.text,
                     k=max(KS),
-                    f=MemoryFilter(),
                     fusion=variant.fusion,  # type: ignore[arg-type]
-                    keyword_weight=None if variant.keyword_weight < 0 else variant.keyword_weight,
+                    keyword_weight=weight,
                     hops=variant.hops,
                 )
+                hits = await hs.recall.search(ns, request)
                 m = metrics([h.row["key"] for h in hits], q.gold)
                 by_kind[q.kind].append(m)
                 by_kind["all"].append(m)

@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 
 import httpx
 import psycopg
 
 from tests.conftest import Api
+from tests.support.cli import hindsight
 from tests.support.servers import ThreadServer
-
-
-def cli(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HINDSIGHT_DATABASE_URL": database_url}
-    return subprocess.run(
-        [sys.executable, "-m", "hindsight.cli.main", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_missing_or_wrong_key_is_401(server: ThreadServer, ns: str) -> None:
@@ -44,7 +31,7 @@ def test_missing_or_wrong_key_is_401(server: ThreadServer, ns: str) -> None:
 
 def test_scoped_key_from_the_cli(server: ThreadServer, migrated: str, ns: str) -> None:
     name = f"agent-{ns}"
-    made = cli(migrated, "keys", "create", name, "--namespace", ns)
+    made = hindsight("keys", "create", name, "--namespace", ns, database_url=migrated)
     assert made.returncode == 0, made.stderr
     key = made.stdout.strip()
     assert key.startswith("hs_") and len(key) > 40
@@ -64,17 +51,17 @@ def test_scoped_key_from_the_cli(server: ThreadServer, migrated: str, ns: str) -
     assert other.status_code == 403 and ns in other.json()["error"]["message"]
     assert client.post(f"/v1/namespaces/{ns}-other/recall", json={"query": "k"}).status_code == 403
 
-    listed = cli(migrated, "keys", "list")
+    listed = hindsight("keys", "list", database_url=migrated)
     assert name in listed.stdout and key not in listed.stdout
 
-    revoked = cli(migrated, "keys", "revoke", name)
+    revoked = hindsight("keys", "revoke", name, database_url=migrated)
     assert revoked.returncode == 0, revoked.stderr
     deadline = time.monotonic() + 10
     while client.get(f"/v1/namespaces/{ns}/memories").status_code != 401:
         assert time.monotonic() < deadline, "a revoked key kept working"
         time.sleep(0.2)
 
-    again = cli(migrated, "keys", "create", name)
+    again = hindsight("keys", "create", name, database_url=migrated)
     assert again.returncode != 0 and "exists" in again.stderr
-    bad = cli(migrated, "keys", "create", "x", "--namespace", "no spaces")
+    bad = hindsight("keys", "create", "x", "--namespace", "no spaces", database_url=migrated)
     assert bad.returncode != 0 and "namespace" in bad.stderr

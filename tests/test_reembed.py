@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import psycopg
 
 from hindsight.db import migrate
 from tests.conftest import Api, make_settings
+from tests.support.cli import hindsight
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.servers import ThreadServer
 
@@ -26,18 +23,14 @@ def test_reembed_to_another_model_and_width(fresh_db: str, redis_url: str) -> No
         api.observe({"key": "user.pet", "value": "a grey cat named Miso"})
 
     with FakeOpenAI(dimensions=48) as fake:
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")},
-            "HINDSIGHT_DATABASE_URL": fresh_db,
-            "HINDSIGHT_EMBEDDING_BASE_URL": fake.url,
-            "HINDSIGHT_EMBEDDING_MODEL": "fake-embed",
-        }
-        out = subprocess.run(
-            [sys.executable, "-m", "hindsight.cli.main", "reembed", "--yes", "--batch-size", "16"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
+        out = hindsight(
+            "reembed",
+            "--yes",
+            "--batch-size",
+            "16",
+            database_url=fresh_db,
+            embedding_base_url=fake.url,
+            embedding_model="fake-embed",
         )
         assert out.returncode == 0, out.stderr
         assert (
@@ -74,12 +67,5 @@ def test_reembed_to_another_model_and_width(fresh_db: str, redis_url: str) -> No
 
 
 def test_reembed_refuses_a_schema_that_is_behind(empty_db: str) -> None:
-    env = {**os.environ, "HINDSIGHT_DATABASE_URL": empty_db}
-    out = subprocess.run(
-        [sys.executable, "-m", "hindsight.cli.main", "reembed", "--yes"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = hindsight("reembed", "--yes", database_url=empty_db)
     assert out.returncode != 0 and "hindsight db upgrade" in out.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +16,7 @@ import redis
 from hindsight.runtime.embedded_redis import RedisProcess
 from hindsight.stores.hot_steps import session_key
 from tests.conftest import Api, make_settings
+from tests.support.cli import hindsight
 from tests.support.servers import ThreadServer
 
 
@@ -137,20 +139,8 @@ def test_expired_steps_vanish_and_the_purge_deletes_them(api: Api, server: Threa
 
 
 def _purge_via_cli(server: ThreadServer) -> dict[str, int]:
-    import json
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "HINDSIGHT_DATABASE_URL": server.core.database_url}
-    out = subprocess.run(
-        [sys.executable, "-m", "hindsight.cli.main", "maintenance", "purge"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    out = hindsight("maintenance", "purge", database_url=server.core.database_url)
+    assert out.returncode == 0, out.stderr
     result: dict[str, int] = json.loads(out.stdout)
     return result
 

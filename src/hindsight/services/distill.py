@@ -17,8 +17,7 @@ from hindsight import limits
 from hindsight.llm import LLM
 from hindsight.llm.prompts import DISTILL_SYSTEM, distill_user
 from hindsight.services.memory import Observation
-from hindsight.services.recall import RecallService
-from hindsight.stores.filters import MemoryFilter
+from hindsight.services.recall import RecallRequest, RecallService
 from hindsight.text.filler import is_filler
 
 MEMORY_TYPES = ("fact", "preference", "experience", "reflection", "relation")
@@ -136,7 +135,7 @@ class Distiller:
                 : limits.QUERY_MAX_CHARS
             ]
             for hit in await self._recall.search(
-                namespace, query, k=_RELATED_PER_WINDOW, f=MemoryFilter()
+                namespace, RecallRequest(query, k=_RELATED_PER_WINDOW)
             ):
                 found.setdefault(hit.row["id"], hit.row)
         return list(found.values())

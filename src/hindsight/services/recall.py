@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,6 +23,19 @@ from hindsight.stores import memories as store
 from hindsight.stores import recall_log
 from hindsight.stores.filters import MemoryFilter
 from hindsight.stores.recall_log import RecallEntry
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    """What to recall and how to rank it; unset options take the configured defaults."""
+
+    query: str
+    k: int = 10
+    filter: MemoryFilter = field(default_factory=MemoryFilter)
+    fusion: Fusion | None = None
+    keyword_weight: float | None = None
+    min_relevance: float = 0.0
+    hops: int = 1
 
 
 @dataclass(frozen=True)
@@ -55,65 +68,29 @@ class RecallService:
         self._embedder = embedder
         self._recorder = recorder
 
-    def ranking(
-        self, fusion: Fusion | None = None, keyword_weight: float | None = None
-    ) -> RankingConfig:
+    def ranking(self, request: RecallRequest) -> RankingConfig:
+        weight = request.keyword_weight
         return RankingConfig(
-            keyword_weight=(
-                self._settings.keyword_weight if keyword_weight is None else keyword_weight
-            ),
+            keyword_weight=self._settings.keyword_weight if weight is None else weight,
             access_alpha=self._settings.access_alpha,
-            fusion=fusion or "linear",
+            fusion=request.fusion or "linear",
         )
 
-    async def search(
-        self,
-        namespace: str,
-        query: str,
-        *,
-        k: int,
-        f: MemoryFilter,
-        fusion: Fusion | None = None,
-        keyword_weight: float | None = None,
-        min_relevance: float = 0.0,
-        hops: int = 1,
-    ) -> list[Ranked]:
-        """Rank memories for `query` without recording anything (no access counts, no log):
-        for the service's own lookups. With `hops=2`, a second search follows the best
-        hit ("where does my sister live?" finds the sister, then where she lives)."""
-        first = await self._search_once(
-            namespace,
-            query,
-            k=k,
-            f=f,
-            fusion=fusion,
-            keyword_weight=keyword_weight,
-            min_relevance=min_relevance,
-        )
-        if hops < 2 or not first:
+    async def search(self, namespace: str, request: RecallRequest) -> list[Ranked]:
+        """Rank memories without recording anything (no access counts, no log): for the
+        service's own lookups. With `hops=2`, a second search follows the best hit
+        ("where does my sister live?" finds the sister, then where she lives)."""
+        first = await self._search_once(namespace, request.query, request)
+        if request.hops < 2 or not first:
             return first
         anchor = first[0]
         second = await self._search_once(
-            namespace,
-            f"{query} {anchor.row['value']}",
-            k=k,
-            f=f,
-            fusion=fusion,
-            keyword_weight=keyword_weight,
-            min_relevance=min_relevance,
+            namespace, f"{request.query} {anchor.row['value']}", request
         )
-        return merge_hops(first, second, anchor, k)
+        return merge_hops(first, second, anchor, request.k)
 
     async def _search_once(
-        self,
-        namespace: str,
-        query: str,
-        *,
-        k: int,
-        f: MemoryFilter,
-        fusion: Fusion | None,
-        keyword_weight: float | None,
-        min_relevance: float,
+        self, namespace: str, query: str, request: RecallRequest
     ) -> list[Ranked]:
         (vector,) = await self._embedder.embed([query[: limits.QUERY_MAX_CHARS * 3]])
         terms, counts = query_terms(query)
@@ -124,46 +101,25 @@ class RecallService:
                 query_vector=HalfVector(vector),
                 terms=terms,
                 term_counts=counts,
-                f=f,
-                per_arm=max(k, self._settings.recall_candidates),
+                f=request.filter,
+                per_arm=max(request.k, self._settings.recall_candidates),
                 exact_max=self._settings.exact_search_max_rows,
             )
-        ranked = rank(rows, self.ranking(fusion, keyword_weight), len(rows))
-        return [r for r in ranked if r.components["relevance"] > min_relevance][:k]
+        ranked = rank(rows, self.ranking(request), len(rows))
+        return [r for r in ranked if r.components["relevance"] > request.min_relevance][: request.k]
 
-    async def recall(
-        self,
-        namespace: str,
-        query: str,
-        *,
-        k: int,
-        f: MemoryFilter,
-        actor: str,
-        fusion: Fusion | None = None,
-        keyword_weight: float | None = None,
-        min_relevance: float = 0.0,
-        hops: int = 1,
-    ) -> RecallResult:
-        """Rank memories for `query`, count the accesses and log the recall."""
+    async def recall(self, namespace: str, request: RecallRequest, *, actor: str) -> RecallResult:
+        """Rank memories for the request, count the accesses and log the recall."""
         started = time.perf_counter()
-        ranked = await self.search(
-            namespace,
-            query,
-            k=k,
-            f=f,
-            fusion=fusion,
-            keyword_weight=keyword_weight,
-            min_relevance=min_relevance,
-            hops=hops,
-        )
+        ranked = await self.search(namespace, request)
         recall_id = uuid7()
         self._recorder.record(
             RecallEntry(
                 id=recall_id,
                 namespace=namespace,
-                query=query,
-                k=k,
-                filters=f.as_json(),
+                query=request.query,
+                k=request.k,
+                filters=request.filter.as_json(),
                 result_ids=[r.row["id"] for r in ranked],
                 scores=[r.score for r in ranked],
                 results=[_logged(r) for r in ranked],

@@ -9,6 +9,7 @@ from fastapi import APIRouter
 from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
 from hindsight.api.schemas import Components, RecallHit, RecallIn, RecallLogOut, RecallOut
 from hindsight.errors import InvalidInput, NotFound
+from hindsight.services.recall import RecallRequest
 from hindsight.stores.filters import MemoryFilter
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["recall"])
@@ -24,27 +25,25 @@ async def recall(
         a, b = getattr(body, low), getattr(body, high)
         if a is not None and b is not None and a >= b:
             raise InvalidInput(f"{low}: must be earlier than {high}")
-    f = MemoryFilter(
-        memory_types=tuple(body.memory_types or ()),
-        tags_all=tuple(body.tags or ()),
-        tags_any=tuple(body.tags_any or ()),
-        min_confidence=body.min_confidence,
-        created_after=body.created_after,
-        created_before=body.created_before,
-        observed_after=body.observed_after,
-        observed_before=body.observed_before,
-    )
-    result = await core.recall.recall(
-        namespace,
-        body.query,
+    request = RecallRequest(
+        query=body.query,
         k=body.k,
-        f=f,
-        actor=principal.name,
+        filter=MemoryFilter(
+            memory_types=tuple(body.memory_types or ()),
+            tags_all=tuple(body.tags or ()),
+            tags_any=tuple(body.tags_any or ()),
+            min_confidence=body.min_confidence,
+            created_after=body.created_after,
+            created_before=body.created_before,
+            observed_after=body.observed_after,
+            observed_before=body.observed_before,
+        ),
         fusion=body.fusion,
         keyword_weight=body.keyword_weight,
         min_relevance=body.min_relevance,
         hops=body.hops or core.settings.recall_hops,
     )
+    result = await core.recall.recall(namespace, request, actor=principal.name)
     return RecallOut(
         recall_id=result.recall_id,
         results=[
