@@ -13,6 +13,8 @@ from hindsight.api import errors
 from hindsight.api.body_limit import BodyLimit
 from hindsight.api.routes import extraction, health, jobs, memories, recall, sessions
 from hindsight.config import Settings
+from hindsight.mcp.http import PATH as MCP_PATH
+from hindsight.mcp.http import McpEndpoint
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +36,8 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
         hindsight = await core.start(settings, database_url=database_url, redis_url=redis_url)
         app.state.hindsight = hindsight
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             await hindsight.aclose()
 
@@ -52,4 +55,11 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
     app.include_router(sessions.router)
     app.include_router(extraction.router)
     app.include_router(jobs.router)
+
+    async def authenticate(authorization: str | None) -> object:
+        return await app.state.hindsight.auth.authenticate(authorization)
+
+    mcp = McpEndpoint(app, authenticate)
+    # a route, not a mount: /mcp itself answers, without a redirect to /mcp/
+    app.router.add_route(MCP_PATH, mcp.asgi, include_in_schema=False)  # type: ignore[arg-type]
     return app

@@ -126,6 +126,40 @@ class MemoryPatch(Strict):
         return self
 
 
+class ForgetIn(Strict):
+    max_confidence: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="Memories with at most this confidence."
+    )
+    not_accessed_days: float | None = Field(
+        default=None,
+        gt=0,
+        le=36_500,
+        description="Not recalled for this many days (never recalled: since created).",
+    )
+    not_observed_days: float | None = Field(
+        default=None, gt=0, le=36_500, description="Not observed again for this many days."
+    )
+    memory_types: list[MemoryType] | None = Field(default=None, max_length=5)
+    action: Literal["archive", "delete"] = Field(
+        default="archive", description="archive keeps them (restore with PATCH status)."
+    )
+    dry_run: bool = Field(default=False, description="Only list what would be forgotten.")
+    limit: int = Field(default=1000, ge=1, le=limits.FORGET_LIMIT_MAX)
+
+
+class ForgetOut(BaseModel):
+    dry_run: bool
+    action: str
+    count: int
+    memories: list[MemoryOut]
+
+
+class Whoami(BaseModel):
+    name: str
+    namespaces: list[str] | None = Field(description="null: every namespace.")
+    is_admin: bool
+
+
 class HistoryEntry(BaseModel):
     sequence: int
     change: str

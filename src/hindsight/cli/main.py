@@ -166,6 +166,32 @@ def serve(host: str | None, port: int | None, workers: int | None) -> None:
             )
 
 
+# --- mcp --------------------------------------------------------------------------------
+
+
+@main.command()
+@click.option(
+    "--url",
+    default=None,
+    envvar="HINDSIGHT_URL",
+    help="Hindsight service to bridge to (default: the local one, started here if "
+    "it is not running).",
+)
+@click.option("--api-key", default=None, help="Key to act with (default HINDSIGHT_API_KEY).")
+@click.option("--namespace", default=None, help="Namespace for tool calls that name none.")
+@friendly
+def mcp(url: str | None, api_key: str | None, namespace: str | None) -> None:
+    """Serve MCP over stdio (for Claude Desktop, Cursor and other desktop clients)."""
+    from hindsight.mcp import stdio
+
+    settings = load_settings()
+    # stdout carries the protocol: every log line goes to stderr
+    logging.basicConfig(
+        level="WARNING", stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    stdio.run(settings, url=url, api_key=api_key, namespace=namespace)
+
+
 # --- db ---------------------------------------------------------------------------------
 
 

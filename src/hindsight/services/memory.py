@@ -52,6 +52,19 @@ class Observation:
 
 
 @dataclass(frozen=True)
+class ForgetPolicy:
+    """Which memories to let go of: all set criteria must hold."""
+
+    max_confidence: float | None = None
+    idle_days: float | None = None  # not recalled (or, never recalled, not created) since
+    stale_days: float | None = None  # not observed again since
+    memory_types: Sequence[str] = ()
+    action: str = "archive"  # archive (reversible) or delete
+    dry_run: bool = False
+    limit: int = 1000
+
+
+@dataclass(frozen=True)
 class Outcome:
     id: uuid.UUID
     key: str
@@ -293,6 +306,41 @@ class MemoryService:
             deleted = await store.delete(conn, namespace, memory_id, actor=actor)
         if not deleted:
             raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
+
+    async def forget(
+        self, namespace: str, policy: ForgetPolicy, *, actor: str
+    ) -> list[dict[str, Any]]:
+        """Archive (or delete) what the policy selects; permanent memories never. Returns
+        the memories selected; with `dry_run`, nothing changes."""
+        if (
+            policy.max_confidence is None
+            and policy.idle_days is None
+            and (policy.stale_days is None)
+        ):
+            raise InvalidInput(
+                "a forgetting policy needs at least one of max_confidence, not_accessed_days "
+                "or not_observed_days"
+            )
+
+        async def work(conn: Connection) -> list[dict[str, Any]]:
+            rows = await store.forgettable(
+                conn,
+                namespace,
+                max_confidence=policy.max_confidence,
+                idle_days=policy.idle_days,
+                stale_days=policy.stale_days,
+                memory_types=list(policy.memory_types),
+                limit=policy.limit,
+            )
+            if rows and not policy.dry_run:
+                ids = [r["id"] for r in rows]
+                if policy.action == "delete":
+                    await store.delete_many(conn, namespace, ids, actor=actor)
+                else:
+                    await store.archive_many(conn, namespace, ids, actor=actor)
+            return rows
+
+        return await with_retry(self._pool, work)
 
     async def history(self, namespace: str, memory_id: uuid.UUID) -> list[dict[str, Any]]:
         async with self._pool.connection() as conn:

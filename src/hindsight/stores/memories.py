@@ -258,6 +258,62 @@ async def delete(conn: Connection, namespace: str, memory_id: uuid.UUID, *, acto
     return await cur.fetchone() is not None
 
 
+async def forgettable(
+    conn: Connection,
+    namespace: str,
+    *,
+    max_confidence: float | None,
+    idle_days: float | None,
+    stale_days: float | None,
+    memory_types: list[str],
+    limit: int,
+) -> list[dict[str, Any]]:
+    """Active, non-permanent memories a forgetting policy selects, least valuable first."""
+    params: dict[str, Any] = {"ns": namespace, "limit": limit}
+    where = ["m.namespace = %(ns)s", "m.status = 'active'", "NOT m.permanent"]
+    if max_confidence is not None:
+        params["max_conf"] = max_confidence
+        where.append("m.confidence <= %(max_conf)s")
+    if idle_days is not None:
+        params["idle"] = idle_days
+        where.append(
+            "coalesce(m.last_accessed, m.created_at) < now() - %(idle)s * interval '1 day'"
+        )
+    if stale_days is not None:
+        params["stale"] = stale_days
+        where.append("m.last_observed < now() - %(stale)s * interval '1 day'")
+    if memory_types:
+        params["types"] = memory_types
+        where.append("m.memory_type = ANY(%(types)s::text[])")
+    cur = await conn.execute(
+        f"SELECT {MEMORY_COLUMNS} FROM long_term_memory m WHERE {' AND '.join(where)} "
+        "ORDER BY m.confidence, coalesce(m.last_accessed, m.created_at), m.id LIMIT %(limit)s",
+        params,
+    )
+    return await cur.fetchall()
+
+
+async def archive_many(
+    conn: Connection, namespace: str, ids: list[uuid.UUID], *, actor: str
+) -> int:
+    cur = await conn.execute(
+        "UPDATE long_term_memory m SET status = 'archived', changed_by = %(actor)s, "
+        f"updated_at = now() WHERE m.namespace = %(ns)s AND m.id = ANY(%(ids)s) "
+        f"AND m.status = 'active' AND NOT m.permanent AND {_ACTOR}",
+        {"ns": namespace, "ids": ids, "actor": actor},
+    )
+    return cur.rowcount
+
+
+async def delete_many(conn: Connection, namespace: str, ids: list[uuid.UUID], *, actor: str) -> int:
+    cur = await conn.execute(
+        f"DELETE FROM long_term_memory m WHERE m.namespace = %(ns)s AND m.id = ANY(%(ids)s) "
+        f"AND NOT m.permanent AND {_ACTOR}",
+        {"ns": namespace, "ids": ids, "actor": actor},
+    )
+    return cur.rowcount
+
+
 async def history(conn: Connection, namespace: str, memory_id: uuid.UUID) -> list[dict[str, Any]]:
     cur = await conn.execute(
         "SELECT h.id AS sequence, h.change, h.memory_type, h.mem_key AS key, "

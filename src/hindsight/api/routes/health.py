@@ -7,7 +7,8 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from hindsight.api.deps import CoreDep
+from hindsight.api.deps import CoreDep, PrincipalDep
+from hindsight.api.schemas import Whoami
 from hindsight.db import migrate
 
 router = APIRouter(tags=["health"])
@@ -17,6 +18,15 @@ router = APIRouter(tags=["health"])
 async def healthz() -> dict[str, str]:
     """The process is alive."""
     return {"status": "ok"}
+
+
+@router.get("/v1/whoami", response_model=Whoami, tags=["auth"])
+async def whoami(principal: PrincipalDep) -> Whoami:
+    """The API key's name and the namespaces it may use."""
+    namespaces = (
+        None if principal.namespaces is None or principal.is_admin else sorted(principal.namespaces)
+    )
+    return Whoami(name=principal.name, namespaces=namespaces, is_admin=principal.is_admin)
 
 
 @router.get("/readyz")

@@ -12,6 +12,8 @@ from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
 from hindsight.api.schemas import (
     BatchIn,
     BatchOut,
+    ForgetIn,
+    ForgetOut,
     HistoryEntry,
     HistoryOut,
     MemoryIn,
@@ -21,7 +23,7 @@ from hindsight.api.schemas import (
     MemoryType,
     ObserveResult,
 )
-from hindsight.services.memory import Observation, Outcome
+from hindsight.services.memory import ForgetPolicy, Observation, Outcome
 from hindsight.stores.filters import MemoryFilter
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["memories"])
@@ -148,6 +150,31 @@ async def delete_memory(
     """Delete a memory; its history (ending with a `deleted` entry) is kept."""
     await core.memories.delete(namespace, memory_id, actor=principal.name)
     return Response(status_code=204)
+
+
+@router.post("/memories:forget", response_model=ForgetOut)
+async def forget(
+    body: ForgetIn, namespace: NamespaceDep, principal: PrincipalDep, core: CoreDep
+) -> ForgetOut:
+    """Run a forgetting policy: archive (default) or delete the active memories matching
+    every criterion given, least confident and least used first. Permanent memories are
+    never forgotten. `dry_run` lists them and changes nothing."""
+    policy = ForgetPolicy(
+        max_confidence=body.max_confidence,
+        idle_days=body.not_accessed_days,
+        stale_days=body.not_observed_days,
+        memory_types=tuple(body.memory_types or ()),
+        action=body.action,
+        dry_run=body.dry_run,
+        limit=body.limit,
+    )
+    rows = await core.memories.forget(namespace, policy, actor=principal.name)
+    return ForgetOut(
+        dry_run=body.dry_run,
+        action=body.action,
+        count=len(rows),
+        memories=[MemoryOut.model_validate(r) for r in rows],
+    )
 
 
 @router.get("/memories/{memory_id}/history", response_model=HistoryOut)

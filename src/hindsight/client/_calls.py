@@ -1,0 +1,363 @@
+"""What each REST call sends and what it returns, shared by the sync and async clients.
+
+A `Call` is data: method, path, body, how to read the answer, and whether it is safe to
+send twice. The clients only differ in how they send it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, TypedDict
+from urllib.parse import quote
+
+import httpx
+
+from hindsight.api import schemas
+
+# HTTP statuses that mean "not done, try again": the server refused before acting.
+TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
+
+
+class APIError(Exception):
+    """The service answered with an error. `message` is the server's own, saying what to fix."""
+
+    def __init__(self, status: int, code: str, message: str, details: Any = None) -> None:
+        super().__init__(f"HTTP {status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details
+
+
+class TransportError(Exception):
+    """The service could not be reached (after retries), or its answer was cut off."""
+
+
+# --- options, as keyword arguments -------------------------------------------------------
+
+
+class MemoryFields(TypedDict, total=False):
+    memory_type: Literal["fact", "preference", "experience", "reflection", "relation"]
+    source: str
+    confidence: float
+    importance: float
+    tags: list[str]
+    metadata: dict[str, Any]
+    verified: bool
+    permanent: bool
+
+
+class MemoryChanges(MemoryFields, total=False):
+    key: str
+    value: str
+    status: Literal["active", "archived"]
+
+
+class RecallOptions(TypedDict, total=False):
+    k: int
+    memory_types: list[str]
+    tags: list[str]
+    tags_any: list[str]
+    min_confidence: float
+    created_after: datetime
+    created_before: datetime
+    observed_after: datetime
+    observed_before: datetime
+    min_relevance: float
+    fusion: Literal["linear", "rrf"]
+    keyword_weight: float
+    hops: int
+
+
+class ListFilters(TypedDict, total=False):
+    memory_type: list[str]
+    tag: list[str]
+    min_confidence: float
+    key: str
+    key_prefix: str
+    status: Literal["active", "archived", "all"]
+
+
+class StepFields(TypedDict, total=False):
+    role: str
+    summary: str
+    metadata: dict[str, Any]
+    ttl_seconds: int
+    idempotency_key: str
+
+
+class ForgetPolicy(TypedDict, total=False):
+    max_confidence: float
+    not_accessed_days: float
+    not_observed_days: float
+    memory_types: list[str]
+    action: Literal["archive", "delete"]
+    dry_run: bool
+    limit: int
+
+
+@dataclass(frozen=True)
+class Call:
+    method: str
+    path: str
+    parse: Callable[[Any], Any]
+    json: Any = None
+    params: Mapping[str, Any] | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    # Safe to send again when the outcome is unknown (a timeout after sending): reads,
+    # recall, and writes that carry an idempotency key.
+    idempotent: bool = False
+
+
+def _ns(namespace: str) -> str:
+    return f"/v1/namespaces/{quote(namespace, safe='')}"
+
+
+def _session(namespace: str, session_id: str) -> str:
+    return f"{_ns(namespace)}/sessions/{quote(session_id, safe='')}"
+
+
+def _json(value: Any) -> Any:
+    """Dates as ISO text; everything else as given."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json(v) for v in value]
+    return value
+
+
+def _model(model: type[Any]) -> Callable[[Any], Any]:
+    return model.model_validate  # type: ignore[no-any-return]
+
+
+def _nothing(_: Any) -> None:
+    return None
+
+
+# --- the calls ---------------------------------------------------------------------------
+
+
+def observe(namespace: str, key: str, value: str, fields: MemoryFields) -> Call:
+    body = {"key": key, "value": value, **fields}
+    return Call("POST", f"{_ns(namespace)}/memories", _model(schemas.ObserveResult), json=body)
+
+
+def observe_many(namespace: str, memories: Iterable[Mapping[str, Any]]) -> Call:
+    return Call(
+        "POST",
+        f"{_ns(namespace)}/memories:batch",
+        lambda body: [schemas.ObserveResult.model_validate(r) for r in body["results"]],
+        json={"memories": [dict(m) for m in memories]},
+    )
+
+
+def recall(namespace: str, query: str, options: RecallOptions) -> Call:
+    return Call(
+        "POST",
+        f"{_ns(namespace)}/recall",
+        _model(schemas.RecallOut),
+        json=_json({"query": query, **options}),
+        idempotent=True,
+    )
+
+
+def explain(namespace: str, recall_id: str) -> Call:
+    return Call(
+        "GET",
+        f"{_ns(namespace)}/recalls/{recall_id}",
+        _model(schemas.RecallLogOut),
+        idempotent=True,
+    )
+
+
+def get(namespace: str, memory_id: str) -> Call:
+    return Call(
+        "GET", f"{_ns(namespace)}/memories/{memory_id}", _model(schemas.MemoryOut), idempotent=True
+    )
+
+
+def list_page(namespace: str, limit: int, cursor: str | None, filters: ListFilters) -> Call:
+    params: dict[str, Any] = {"limit": limit, **filters}
+    if cursor:
+        params["cursor"] = cursor
+    return Call(
+        "GET",
+        f"{_ns(namespace)}/memories",
+        _model(schemas.MemoryPage),
+        params=params,
+        idempotent=True,
+    )
+
+
+def update(namespace: str, memory_id: str, changes: MemoryChanges) -> Call:
+    return Call(
+        "PATCH",
+        f"{_ns(namespace)}/memories/{memory_id}",
+        _model(schemas.MemoryOut),
+        json=dict(changes),
+        idempotent=True,
+    )
+
+
+def delete(namespace: str, memory_id: str) -> Call:
+    return Call("DELETE", f"{_ns(namespace)}/memories/{memory_id}", _nothing)
+
+
+def history(namespace: str, memory_id: str) -> Call:
+    return Call(
+        "GET",
+        f"{_ns(namespace)}/memories/{memory_id}/history",
+        lambda body: [schemas.HistoryEntry.model_validate(h) for h in body["history"]],
+        idempotent=True,
+    )
+
+
+def forget(namespace: str, policy: ForgetPolicy) -> Call:
+    return Call(
+        "POST",
+        f"{_ns(namespace)}/memories:forget",
+        _model(schemas.ForgetOut),
+        json=dict(policy),
+        idempotent=bool(policy.get("dry_run")),
+    )
+
+
+def extract(
+    namespace: str,
+    messages: Iterable[Mapping[str, str]],
+    *,
+    dry_run: bool,
+    min_importance: float | None,
+    source: str | None,
+) -> Call:
+    body: dict[str, Any] = {"messages": [dict(m) for m in messages], "dry_run": dry_run}
+    if min_importance is not None:
+        body["min_importance"] = min_importance
+    if source is not None:
+        body["source"] = source
+    return Call(
+        "POST",
+        f"{_ns(namespace)}/memories:extract",
+        _model(schemas.ExtractOut),
+        json=body,
+        idempotent=dry_run,
+    )
+
+
+def append(namespace: str, session_id: str, content: str, fields: StepFields) -> Call:
+    # Every append carries an idempotency key (one is made up if the caller gave none), so
+    # a retry after a timeout can never add the step twice.
+    body = {"content": content, **fields}
+    body.setdefault("idempotency_key", "sdk-" + "".join(random.choices("0123456789abcdef", k=32)))
+    return Call(
+        "POST",
+        f"{_session(namespace, session_id)}/steps",
+        _model(schemas.StepOut),
+        json=body,
+        idempotent=True,
+    )
+
+
+def steps(namespace: str, session_id: str, recent: int) -> Call:
+    return Call(
+        "GET",
+        f"{_session(namespace, session_id)}/steps",
+        lambda body: [schemas.StepOut.model_validate(s) for s in body["steps"]],
+        params={"recent": recent},
+        idempotent=True,
+    )
+
+
+def context(namespace: str, session_id: str, recent: int, max_chars: int) -> Call:
+    return Call(
+        "GET",
+        f"{_session(namespace, session_id)}/context",
+        _model(schemas.ContextOut),
+        params={"recent": recent, "max_chars": max_chars},
+        idempotent=True,
+    )
+
+
+def session(namespace: str, session_id: str) -> Call:
+    return Call("GET", _session(namespace, session_id), _model(schemas.SessionOut), idempotent=True)
+
+
+def end_session(namespace: str, session_id: str) -> Call:
+    return Call(
+        "POST",
+        f"{_session(namespace, session_id)}:end",
+        _model(schemas.SessionEnded),
+        idempotent=True,
+    )
+
+
+def consolidate(namespace: str, session_id: str) -> Call:
+    return Call(
+        "POST",
+        f"{_session(namespace, session_id)}:consolidate",
+        _model(schemas.JobOut),
+        idempotent=True,
+    )
+
+
+def delete_session(namespace: str, session_id: str) -> Call:
+    return Call("DELETE", _session(namespace, session_id), _model(schemas.SessionDeleted))
+
+
+def job(namespace: str, job_id: str) -> Call:
+    return Call("GET", f"{_ns(namespace)}/jobs/{job_id}", _model(schemas.JobOut), idempotent=True)
+
+
+def whoami() -> Call:
+    return Call("GET", "/v1/whoami", _model(schemas.Whoami), idempotent=True)
+
+
+# --- sending policy ----------------------------------------------------------------------
+
+
+def error_from(response: httpx.Response) -> APIError:
+    try:
+        body = response.json()
+        error = body.get("error", {}) if isinstance(body, dict) else {}
+        return APIError(
+            response.status_code,
+            str(error.get("code", "error")),
+            str(error.get("message", response.text)),
+            error.get("details"),
+        )
+    except ValueError:
+        return APIError(response.status_code, "error", response.text or response.reason_phrase)
+
+
+def backoff(attempt: int, response: httpx.Response | None) -> float:
+    """Seconds to wait before attempt `attempt + 1`: the server's Retry-After if it sent
+    one, else exponential with jitter."""
+    if response is not None:
+        after = response.headers.get("retry-after")
+        if after and after.replace(".", "", 1).isdigit():
+            return min(float(after), 30.0)
+    return float(min(8.0, 0.25 * 2.0**attempt) * (0.5 + random.random() / 2))
+
+
+def retryable(call: Call, *, response: httpx.Response | None, error: Exception | None) -> bool:
+    """Transient only: the server said so (429, 502, 503, 504), or the request never left
+    (cannot connect). A timeout or a dropped connection after sending is retried only for
+    calls that are safe to repeat."""
+    if response is not None:
+        return response.status_code in TRANSIENT_STATUSES
+    if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout):
+        return True
+    return call.idempotent and isinstance(error, httpx.TransportError)
+
+
+def result(call: Call, response: httpx.Response) -> Any:
+    if response.status_code >= 400:
+        raise error_from(response)
+    if response.status_code == 204 or not response.content:
+        return call.parse(None)
+    return call.parse(response.json())

@@ -1,0 +1,221 @@
+"""`AsyncHindsight`: the asyncio client, call for call the same as `Hindsight`."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterable, Mapping
+from types import TracebackType
+from typing import Any, Unpack
+
+import httpx
+
+from hindsight.api import schemas
+from hindsight.client import _calls as c
+
+
+class AsyncHindsight:
+    """A Hindsight service over HTTP.
+
+    >>> hs = AsyncHindsight("http://127.0.0.1:8080", api_key="hs_...")
+    >>> await hs.observe("alice", "user.favorite_color", "blue", memory_type="preference")
+    >>> (await hs.recall("alice", "what colour does she like?", k=3)).results[0].value
+
+    Transient failures (cannot connect, 429, 502, 503, 504) are retried with backoff up to
+    `max_retries` times; anything else raises `APIError` with the server's message.
+    """
+
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:8080",
+        api_key: str | None = None,
+        *,
+        timeout: float = 30.0,
+        max_retries: int = 3,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.AsyncClient(
+            base_url=base_url, headers=headers, timeout=timeout, transport=transport
+        )
+        self._max_retries = max_retries
+
+    async def _run(self, call: c.Call) -> Any:
+        attempt = 0
+        while True:
+            response: httpx.Response | None = None
+            error: Exception | None = None
+            try:
+                response = await self._http.request(
+                    call.method,
+                    call.path,
+                    json=call.json,
+                    params=call.params,
+                    headers=dict(call.headers),
+                )
+            except httpx.TransportError as exc:
+                error = exc
+            if response is not None and response.status_code not in c.TRANSIENT_STATUSES:
+                return c.result(call, response)
+            if attempt >= self._max_retries or not c.retryable(
+                call, response=response, error=error
+            ):
+                if response is not None:
+                    return c.result(call, response)
+                raise c.TransportError(f"{call.method} {call.path}: {error}") from error
+            await asyncio.sleep(c.backoff(attempt, response))
+            attempt += 1
+
+    # --- long-term memory ---
+    async def observe(
+        self, namespace: str, key: str, value: str, **fields: Unpack[c.MemoryFields]
+    ) -> schemas.ObserveResult:
+        result: schemas.ObserveResult = await self._run(c.observe(namespace, key, value, fields))
+        return result
+
+    async def observe_many(
+        self, namespace: str, memories: Iterable[Mapping[str, Any]]
+    ) -> list[schemas.ObserveResult]:
+        result: list[schemas.ObserveResult] = await self._run(c.observe_many(namespace, memories))
+        return result
+
+    async def recall(
+        self, namespace: str, query: str, **options: Unpack[c.RecallOptions]
+    ) -> schemas.RecallOut:
+        result: schemas.RecallOut = await self._run(c.recall(namespace, query, options))
+        return result
+
+    async def explain(self, namespace: str, recall_id: str) -> schemas.RecallLogOut:
+        result: schemas.RecallLogOut = await self._run(c.explain(namespace, str(recall_id)))
+        return result
+
+    async def get(self, namespace: str, memory_id: str) -> schemas.MemoryOut:
+        result: schemas.MemoryOut = await self._run(c.get(namespace, str(memory_id)))
+        return result
+
+    async def list_memories(
+        self,
+        namespace: str,
+        limit: int = 100,
+        cursor: str | None = None,
+        **filters: Unpack[c.ListFilters],
+    ) -> schemas.MemoryPage:
+        result: schemas.MemoryPage = await self._run(c.list_page(namespace, limit, cursor, filters))
+        return result
+
+    async def iter_memories(
+        self, namespace: str, page_size: int = 500, **filters: Unpack[c.ListFilters]
+    ) -> AsyncIterator[schemas.MemoryOut]:
+        """Every memory, following the cursor: each exactly once."""
+        cursor = None
+        while True:
+            page = await self.list_memories(namespace, page_size, cursor, **filters)
+            for memory in page.memories:
+                yield memory
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    async def update(
+        self, namespace: str, memory_id: str, **changes: Unpack[c.MemoryChanges]
+    ) -> schemas.MemoryOut:
+        result: schemas.MemoryOut = await self._run(c.update(namespace, str(memory_id), changes))
+        return result
+
+    async def delete(self, namespace: str, memory_id: str) -> None:
+        await self._run(c.delete(namespace, str(memory_id)))
+
+    async def history(self, namespace: str, memory_id: str) -> list[schemas.HistoryEntry]:
+        result: list[schemas.HistoryEntry] = await self._run(c.history(namespace, str(memory_id)))
+        return result
+
+    async def forget(self, namespace: str, **policy: Unpack[c.ForgetPolicy]) -> schemas.ForgetOut:
+        result: schemas.ForgetOut = await self._run(c.forget(namespace, policy))
+        return result
+
+    async def extract(
+        self,
+        namespace: str,
+        messages: Iterable[Mapping[str, str]],
+        *,
+        dry_run: bool = False,
+        min_importance: float | None = None,
+        source: str | None = None,
+    ) -> schemas.ExtractOut:
+        result: schemas.ExtractOut = await self._run(
+            c.extract(
+                namespace, messages, dry_run=dry_run, min_importance=min_importance, source=source
+            )
+        )
+        return result
+
+    # --- working memory ---
+    async def append(
+        self, namespace: str, session_id: str, content: str, **fields: Unpack[c.StepFields]
+    ) -> schemas.StepOut:
+        result: schemas.StepOut = await self._run(c.append(namespace, session_id, content, fields))
+        return result
+
+    async def steps(
+        self, namespace: str, session_id: str, recent: int = 20
+    ) -> list[schemas.StepOut]:
+        result: list[schemas.StepOut] = await self._run(c.steps(namespace, session_id, recent))
+        return result
+
+    async def context(
+        self, namespace: str, session_id: str, recent: int = 10, max_chars: int = 8000
+    ) -> schemas.ContextOut:
+        result: schemas.ContextOut = await self._run(
+            c.context(namespace, session_id, recent, max_chars)
+        )
+        return result
+
+    async def session(self, namespace: str, session_id: str) -> schemas.SessionOut:
+        result: schemas.SessionOut = await self._run(c.session(namespace, session_id))
+        return result
+
+    async def end_session(self, namespace: str, session_id: str) -> schemas.SessionEnded:
+        result: schemas.SessionEnded = await self._run(c.end_session(namespace, session_id))
+        return result
+
+    async def consolidate(self, namespace: str, session_id: str) -> schemas.JobOut:
+        result: schemas.JobOut = await self._run(c.consolidate(namespace, session_id))
+        return result
+
+    async def delete_session(self, namespace: str, session_id: str) -> schemas.SessionDeleted:
+        result: schemas.SessionDeleted = await self._run(c.delete_session(namespace, session_id))
+        return result
+
+    async def job(self, namespace: str, job_id: str) -> schemas.JobOut:
+        result: schemas.JobOut = await self._run(c.job(namespace, str(job_id)))
+        return result
+
+    async def wait_for_job(
+        self, namespace: str, job_id: str, timeout: float = 120.0, poll: float = 0.5
+    ) -> schemas.JobOut:
+        """Poll a consolidation job until it succeeds or fails (or `timeout` passes)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            current = await self.job(namespace, job_id)
+            if current.status in ("succeeded", "failed") or time.monotonic() > deadline:
+                return current
+            await asyncio.sleep(poll)
+
+    async def whoami(self) -> schemas.Whoami:
+        result: schemas.Whoami = await self._run(c.whoami())
+        return result
+
+    # --- lifecycle ---
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncHindsight:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

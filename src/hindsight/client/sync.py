@@ -1,0 +1,215 @@
+"""`Hindsight`: the synchronous client."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from types import TracebackType
+from typing import Any, Unpack
+
+import httpx
+
+from hindsight.api import schemas
+from hindsight.client import _calls as c
+
+
+class Hindsight:
+    """A Hindsight service over HTTP.
+
+    >>> hs = Hindsight("http://127.0.0.1:8080", api_key="hs_...")
+    >>> hs.observe("alice", "user.favorite_color", "blue", memory_type="preference")
+    >>> hs.recall("alice", "what colour does she like?", k=3).results[0].value
+
+    Transient failures (cannot connect, 429, 502, 503, 504) are retried with backoff up to
+    `max_retries` times; anything else raises `APIError` with the server's message.
+    """
+
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:8080",
+        api_key: str | None = None,
+        *,
+        timeout: float = 30.0,
+        max_retries: int = 3,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.Client(
+            base_url=base_url, headers=headers, timeout=timeout, transport=transport
+        )
+        self._max_retries = max_retries
+
+    def _run(self, call: c.Call) -> Any:
+        attempt = 0
+        while True:
+            response: httpx.Response | None = None
+            error: Exception | None = None
+            try:
+                response = self._http.request(
+                    call.method,
+                    call.path,
+                    json=call.json,
+                    params=call.params,
+                    headers=dict(call.headers),
+                )
+            except httpx.TransportError as exc:
+                error = exc
+            if response is not None and response.status_code not in c.TRANSIENT_STATUSES:
+                return c.result(call, response)
+            if attempt >= self._max_retries or not c.retryable(
+                call, response=response, error=error
+            ):
+                if response is not None:
+                    return c.result(call, response)
+                raise c.TransportError(f"{call.method} {call.path}: {error}") from error
+            time.sleep(c.backoff(attempt, response))
+            attempt += 1
+
+    # --- long-term memory ---
+    def observe(
+        self, namespace: str, key: str, value: str, **fields: Unpack[c.MemoryFields]
+    ) -> schemas.ObserveResult:
+        result: schemas.ObserveResult = self._run(c.observe(namespace, key, value, fields))
+        return result
+
+    def observe_many(
+        self, namespace: str, memories: Iterable[Mapping[str, Any]]
+    ) -> list[schemas.ObserveResult]:
+        result: list[schemas.ObserveResult] = self._run(c.observe_many(namespace, memories))
+        return result
+
+    def recall(
+        self, namespace: str, query: str, **options: Unpack[c.RecallOptions]
+    ) -> schemas.RecallOut:
+        result: schemas.RecallOut = self._run(c.recall(namespace, query, options))
+        return result
+
+    def explain(self, namespace: str, recall_id: str) -> schemas.RecallLogOut:
+        result: schemas.RecallLogOut = self._run(c.explain(namespace, str(recall_id)))
+        return result
+
+    def get(self, namespace: str, memory_id: str) -> schemas.MemoryOut:
+        result: schemas.MemoryOut = self._run(c.get(namespace, str(memory_id)))
+        return result
+
+    def list_memories(
+        self,
+        namespace: str,
+        limit: int = 100,
+        cursor: str | None = None,
+        **filters: Unpack[c.ListFilters],
+    ) -> schemas.MemoryPage:
+        result: schemas.MemoryPage = self._run(c.list_page(namespace, limit, cursor, filters))
+        return result
+
+    def iter_memories(
+        self, namespace: str, page_size: int = 500, **filters: Unpack[c.ListFilters]
+    ) -> Iterator[schemas.MemoryOut]:
+        """Every memory, following the cursor: each exactly once."""
+        cursor = None
+        while True:
+            page = self.list_memories(namespace, page_size, cursor, **filters)
+            yield from page.memories
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    def update(
+        self, namespace: str, memory_id: str, **changes: Unpack[c.MemoryChanges]
+    ) -> schemas.MemoryOut:
+        result: schemas.MemoryOut = self._run(c.update(namespace, str(memory_id), changes))
+        return result
+
+    def delete(self, namespace: str, memory_id: str) -> None:
+        self._run(c.delete(namespace, str(memory_id)))
+
+    def history(self, namespace: str, memory_id: str) -> list[schemas.HistoryEntry]:
+        result: list[schemas.HistoryEntry] = self._run(c.history(namespace, str(memory_id)))
+        return result
+
+    def forget(self, namespace: str, **policy: Unpack[c.ForgetPolicy]) -> schemas.ForgetOut:
+        result: schemas.ForgetOut = self._run(c.forget(namespace, policy))
+        return result
+
+    def extract(
+        self,
+        namespace: str,
+        messages: Iterable[Mapping[str, str]],
+        *,
+        dry_run: bool = False,
+        min_importance: float | None = None,
+        source: str | None = None,
+    ) -> schemas.ExtractOut:
+        result: schemas.ExtractOut = self._run(
+            c.extract(
+                namespace, messages, dry_run=dry_run, min_importance=min_importance, source=source
+            )
+        )
+        return result
+
+    # --- working memory ---
+    def append(
+        self, namespace: str, session_id: str, content: str, **fields: Unpack[c.StepFields]
+    ) -> schemas.StepOut:
+        result: schemas.StepOut = self._run(c.append(namespace, session_id, content, fields))
+        return result
+
+    def steps(self, namespace: str, session_id: str, recent: int = 20) -> list[schemas.StepOut]:
+        result: list[schemas.StepOut] = self._run(c.steps(namespace, session_id, recent))
+        return result
+
+    def context(
+        self, namespace: str, session_id: str, recent: int = 10, max_chars: int = 8000
+    ) -> schemas.ContextOut:
+        result: schemas.ContextOut = self._run(c.context(namespace, session_id, recent, max_chars))
+        return result
+
+    def session(self, namespace: str, session_id: str) -> schemas.SessionOut:
+        result: schemas.SessionOut = self._run(c.session(namespace, session_id))
+        return result
+
+    def end_session(self, namespace: str, session_id: str) -> schemas.SessionEnded:
+        result: schemas.SessionEnded = self._run(c.end_session(namespace, session_id))
+        return result
+
+    def consolidate(self, namespace: str, session_id: str) -> schemas.JobOut:
+        result: schemas.JobOut = self._run(c.consolidate(namespace, session_id))
+        return result
+
+    def delete_session(self, namespace: str, session_id: str) -> schemas.SessionDeleted:
+        result: schemas.SessionDeleted = self._run(c.delete_session(namespace, session_id))
+        return result
+
+    def job(self, namespace: str, job_id: str) -> schemas.JobOut:
+        result: schemas.JobOut = self._run(c.job(namespace, str(job_id)))
+        return result
+
+    def wait_for_job(
+        self, namespace: str, job_id: str, timeout: float = 120.0, poll: float = 0.5
+    ) -> schemas.JobOut:
+        """Poll a consolidation job until it succeeds or fails (or `timeout` passes)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            current = self.job(namespace, job_id)
+            if current.status in ("succeeded", "failed") or time.monotonic() > deadline:
+                return current
+            time.sleep(poll)
+
+    def whoami(self) -> schemas.Whoami:
+        result: schemas.Whoami = self._run(c.whoami())
+        return result
+
+    # --- lifecycle ---
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Hindsight:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,301 @@
+"""The MCP tools. Each is a thin adapter over one REST call made with the caller's own API
+key, so MCP has the same auth, namespace scoping, limits and error messages as REST.
+
+Over HTTP (`/mcp` in the app) the REST call goes to the app in-process; over stdio
+(`hindsight mcp`) it goes to a Hindsight service by URL.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel
+
+from hindsight import __version__
+from hindsight.client import APIError, AsyncHindsight, TransportError
+from hindsight.mcp import args
+
+T = TypeVar("T")
+
+INSTRUCTIONS = """Hindsight is your memory.
+- Long-term memory holds claims as key/value pairs (user.favorite_color = blue) with a
+  confidence that grows each time the same claim is stored again. Before acting, call
+  memory_search; when you learn something worth keeping, call memory_store.
+- Working memory holds the steps of your current task: call working_memory_append as you
+  work, working_memory_context to see what you did, and session_end when the task is done,
+  which distils the task's steps into long-term memory.
+Scores come with their reasons (similarity, keyword match, confidence, how often recalled)."""
+
+
+class Backend(Protocol):
+    """Where a tool's REST call goes, on whose behalf."""
+
+    async def client(self, ctx: Context) -> AsyncHindsight: ...
+
+    def default_namespace(self) -> str | None: ...
+
+
+class Namespaces:
+    """Which namespace a call means when it names none: the only one the key may use."""
+
+    def __init__(self) -> None:
+        self._cache: dict[int, tuple[float, list[str] | None]] = {}
+
+    async def resolve(self, client: AsyncHindsight, given: str | None, default: str | None) -> str:
+        if given:
+            return given
+        if default:
+            return default
+        now = time.monotonic()
+        cached = self._cache.get(id(client))
+        if cached is None or cached[0] < now:
+            me = await _call(client.whoami())
+            scope = None if me.is_admin else me.namespaces
+            self._cache[id(client)] = (now + 30, scope)
+            cached = self._cache[id(client)]
+        scope = cached[1]
+        if scope is not None and len(scope) == 1:
+            return scope[0]
+        raise ToolError(
+            "namespace is required: this API key may use "
+            + ("every namespace" if scope is None else f"several namespaces ({', '.join(scope)})")
+            + "; pass namespace=..."
+        )
+
+
+async def _call(awaitable: Awaitable[T]) -> T:
+    """REST errors become tool errors with the same message; the session lives on."""
+    try:
+        return await awaitable
+    except APIError as exc:
+        raise ToolError(exc.message) from exc
+    except TransportError as exc:
+        raise ToolError(f"the Hindsight service is unreachable: {exc}") from exc
+
+
+def _dump(value: BaseModel | Sequence[BaseModel] | None) -> Any:
+    if value is None:
+        return {"ok": True}
+    if isinstance(value, Sequence):
+        return [v.model_dump(mode="json") for v in value]
+    return value.model_dump(mode="json")
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    """Only the options the caller set, so REST applies its own defaults."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def build_server(backend: Backend) -> MCPServer[Any]:
+    server: MCPServer[Any] = MCPServer("hindsight", instructions=INSTRUCTIONS, version=__version__)
+    namespaces = Namespaces()
+
+    async def target(ctx: Context, namespace: str | None) -> tuple[AsyncHindsight, str]:
+        client = await backend.client(ctx)
+        return client, await namespaces.resolve(client, namespace, backend.default_namespace())
+
+    def tool(name: str, description: str) -> Callable[[Callable[..., Any]], Any]:
+        return server.tool(name=name, description=description)
+
+    @tool(
+        "memory_store",
+        "Remember a claim in long-term memory. Storing the same key and "
+        "value again raises its confidence; a new value for a known key replaces the old "
+        "one, which stays in the memory's history. Answers with the memory's id, what "
+        "happened (created, reinforced, superseded) and its confidence.",
+    )
+    async def memory_store(
+        key: args.Key,
+        value: args.Value,
+        ctx: Context,
+        memory_type: args.MemoryType = "fact",
+        source: args.Source = None,
+        confidence: args.Confidence = None,
+        importance: args.Importance = None,
+        tags: args.Tags = None,
+        metadata: args.Metadata = None,
+        namespace: args.Namespace = None,
+    ) -> Any:
+        client, ns = await target(ctx, namespace)
+        fields = _given(
+            memory_type=memory_type,
+            source=source,
+            confidence=confidence,
+            importance=importance,
+            tags=tags,
+            metadata=metadata,
+        )
+        return _dump(await _call(client.observe(ns, key, value, **fields)))
+
+    @tool(
+        "memory_search",
+        "Find the memories most relevant to a question, best first. Each "
+        "result has a score = relevance × confidence × access boost, with every component "
+        "shown. Use it before acting, to recall what you know.",
+    )
+    async def memory_search(
+        query: args.Query,
+        ctx: Context,
+        k: args.K = 10,
+        memory_types: args.TypeList = None,
+        tags: args.Tags = None,
+        min_confidence: args.MinConfidence = None,
+        hops: args.Hops = None,
+        namespace: args.Namespace = None,
+    ) -> Any:
+        client, ns = await target(ctx, namespace)
+        options = _given(
+            k=k, memory_types=memory_types, tags=tags, min_confidence=min_confidence, hops=hops
+        )
+        return _dump(await _call(client.recall(ns, query, **options)))
+
+    @tool(
+        "memory_update",
+        "Correct a memory by id: its value, key, type, confidence, "
+        "importance, tags or metadata, or archive it (status archived). The change is kept "
+        "in its history.",
+    )
+    async def memory_update(
+        memory_id: args.MemoryId,
+        ctx: Context,
+        value: args.Value | None = None,
+        key: args.Key | None = None,
+        memory_type: args.OptionalType = None,
+        confidence: args.Confidence = None,
+        importance: args.Importance = None,
+        tags: args.Tags = None,
+        metadata: args.Metadata = None,
+        status: str | None = None,
+        namespace: args.Namespace = None,
+    ) -> Any:
+        client, ns = await target(ctx, namespace)
+        changes = _given(
+            value=value,
+            key=key,
+            memory_type=memory_type,
+            confidence=confidence,
+            importance=importance,
+            tags=tags,
+            metadata=metadata,
+            status=status,
+        )
+        return _dump(await _call(client.update(ns, memory_id, **changes)))
+
+    @tool("memory_delete", "Delete a memory by id. Its history is kept (ending with the deletion).")
+    async def memory_delete(
+        memory_id: args.MemoryId, ctx: Context, namespace: args.Namespace = None
+    ) -> Any:
+        client, ns = await target(ctx, namespace)
+        await _call(client.delete(ns, memory_id))
+        return {"deleted": memory_id}
+
+    @tool(
+        "memory_history",
+        "Every change to a memory, oldest first: each value and "
+        "confidence it had, who changed it and when.",
+    )
+    async def memory_history(
+        memory_id: args.MemoryId, ctx: Context, namespace: args.Namespace = None
+    ) -> Any:
+        client, ns = await target(ctx, namespace)
+        return {"history": _dump(await _call(client.history(ns, memory_id)))}
+
+    @tool(
+        "memory_extract",
+        "Read a conversation and store what is worth remembering from it "
+        "(greetings and trivia are dropped). Repeated facts reinforce existing memories. "
+        "Set dry_run to only see what would be kept. Needs an LLM configured on the "
+        "server.",
+    )
+    async def memory_extract(
+        messages: args.Messages,
+        ctx: Context,
+        dry_run: bool = False,
+        min_importance: args.Importance = None,
+        namespace: args.Namespace = None,
+    ) -> Any:
+        client, ns = await target(ctx, namespace)
+        return _dump(
+            await _call(
+                client.extract(ns, messages, dry_run=dry_run, min_importance=min_importance)
+            )
+        )
+
+    @tool(
+        "memory_forget",
+        "Let go of memories by policy: those at or below max_confidence "
+        "and/or not recalled for not_accessed_days and/or not observed again for "
+        "not_observed_days. Archives them (reversible) unless action is delete; permanent "
+        "memories are never forgotten. Use dry_run first to see what would go.",
+    )
+    async def memory_forget(
+        ctx: Context,
+        max_confidence: args.MaxConfidence = None,
+        not_accessed_days: args.Days = None,
+        not_observed_days: args.Days = None,
+        memory_types: args.TypeList = None,
+        action: str = "archive",
+        dry_run: bool = True,
+        namespace: args.Namespace = None,
+    ) -> Any:
+        client, ns = await target(ctx, namespace)
+        policy = _given(
+            max_confidence=max_confidence,
+            not_accessed_days=not_accessed_days,
+            not_observed_days=not_observed_days,
+            memory_types=memory_types,
+            action=action,
+            dry_run=dry_run,
+        )
+        return _dump(await _call(client.forget(ns, **policy)))
+
+    @tool(
+        "working_memory_append",
+        "Record a step of your current task in working memory "
+        "(what you did, with what input or output). Steps expire 24 hours after the "
+        "session's last step unless the task ends and is consolidated first.",
+    )
+    async def working_memory_append(
+        session_id: args.SessionId,
+        content: args.StepContent,
+        ctx: Context,
+        role: args.Role = "assistant",
+        metadata: args.Metadata = None,
+        namespace: args.Namespace = None,
+    ) -> Any:
+        client, ns = await target(ctx, namespace)
+        fields = _given(role=role, metadata=metadata)
+        return _dump(await _call(client.append(ns, session_id, content, **fields)))
+
+    @tool(
+        "working_memory_context",
+        "What happened so far in a task: the newest steps in "
+        "full and, before them, older steps as short summaries.",
+    )
+    async def working_memory_context(
+        session_id: args.SessionId,
+        ctx: Context,
+        recent: int = 10,
+        max_chars: int = 8000,
+        namespace: args.Namespace = None,
+    ) -> Any:
+        client, ns = await target(ctx, namespace)
+        return _dump(await _call(client.context(ns, session_id, recent, max_chars)))
+
+    @tool(
+        "session_end",
+        "Finish a task: its working memory is distilled into long-term "
+        "memory in the background (repeated facts reinforce, changed facts replace). "
+        "Answers with the consolidation job to check later.",
+    )
+    async def session_end(
+        session_id: args.SessionId, ctx: Context, namespace: args.Namespace = None
+    ) -> Any:
+        client, ns = await target(ctx, namespace)
+        return _dump(await _call(client.end_session(ns, session_id)))
+
+    return server

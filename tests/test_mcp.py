@@ -1,0 +1,249 @@
+"""MCP: an MCP client from the official SDK, over streamable HTTP and over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.conftest import ADMIN_KEY
+from tests.support.cli import hindsight
+from tests.support.servers import ThreadServer, free_port
+
+TOOLS = {
+    "memory_store",
+    "memory_search",
+    "memory_update",
+    "memory_delete",
+    "memory_history",
+    "memory_extract",
+    "memory_forget",
+    "working_memory_append",
+    "working_memory_context",
+    "session_end",
+}
+
+
+@asynccontextmanager
+async def over_http(url: str, key: str | None = ADMIN_KEY) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    http = httpx2.AsyncClient(headers=headers, timeout=30)
+    async with http, Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
+        yield client
+
+
+def over_stdio(*args: str, env: dict[str, str]) -> Client:
+    return Client(
+        StdioServerParameters(
+            command=sys.executable, args=["-m", "hindsight.cli.main", "mcp", *args], env=env
+        )
+    )
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> Any:
+    result = await client.call_tool(tool, arguments)
+    text = result.content[0].text  # type: ignore[union-attr]
+    if result.is_error:
+        raise ToolFailed(text)
+    return json.loads(text)
+
+
+class ToolFailed(Exception):
+    pass
+
+
+def run(coro: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(coro())  # type: ignore[arg-type]
+
+
+async def round_trip(client: Client, ns: str | None) -> None:
+    """What every transport must do: list tools, store and find a memory, keep and read
+    working memory."""
+    where = {"namespace": ns} if ns else {}
+    tools = (await client.list_tools()).tools
+    assert {t.name for t in tools} == TOOLS
+    store = next(t for t in tools if t.name == "memory_store")
+    assert store.description and "confidence" in store.description
+    assert store.input_schema["properties"]["key"]["maxLength"] == 256
+    assert store.input_schema["required"] == ["key", "value"]
+
+    stored = await call(
+        client,
+        "memory_store",
+        key="user.editor",
+        value="uses Neovim daily",
+        memory_type="preference",
+        **where,
+    )
+    assert stored["outcome"] == "created"
+    again = await call(
+        client, "memory_store", key="user.editor", value="uses Neovim daily", **where
+    )
+    assert again["outcome"] == "reinforced" and again["confidence"] == 0.6
+    found = await call(
+        client, "memory_search", query="which editor does the user use", k=3, **where
+    )
+    assert found["results"][0]["key"] == "user.editor"
+    assert found["results"][0]["components"]["confidence"] == 0.6
+
+    step = await call(
+        client,
+        "working_memory_append",
+        session_id="task-1",
+        content="opened the config file",
+        **where,
+    )
+    assert step["step_index"] == 0
+    await call(
+        client,
+        "working_memory_append",
+        session_id="task-1",
+        content="fixed the typo",
+        role="tool",
+        **where,
+    )
+    context = await call(client, "working_memory_context", session_id="task-1", **where)
+    assert [s["content"] for s in context["recent"]] == ["opened the config file", "fixed the typo"]
+    ended = await call(client, "session_end", session_id="task-1", **where)
+    assert ended["status"] == "ended" and ended["consolidation"]["job_id"]
+
+
+def test_http_round_trip_and_every_tool(server: ThreadServer, ns: str) -> None:
+    async def go() -> None:
+        async with over_http(server.url) as client:
+            await round_trip(client, ns)
+            memory = (await call(client, "memory_search", query="editor", namespace=ns))["results"][
+                0
+            ]
+            updated = await call(
+                client,
+                "memory_update",
+                memory_id=memory["id"],
+                value="uses Helix now",
+                namespace=ns,
+            )
+            assert updated["value"] == "uses Helix now" and updated["confidence"] == 0.5
+            history = await call(client, "memory_history", memory_id=memory["id"], namespace=ns)
+            assert [h["change"] for h in history["history"]] == ["created", "reinforced", "updated"]
+            forget = await call(client, "memory_forget", max_confidence=0.9, namespace=ns)
+            assert forget["dry_run"] is True and forget["count"] == 1  # dry run by default
+            await call(client, "memory_delete", memory_id=memory["id"], namespace=ns)
+            with pytest.raises(ToolFailed, match="no memory"):
+                await call(
+                    client,
+                    "memory_history",
+                    memory_id="00000000-0000-7000-8000-000000000000",
+                    namespace=ns,
+                )
+
+    run(go)
+
+
+def test_bad_calls_are_tool_errors_with_rest_messages_and_the_session_goes_on(
+    server: ThreadServer, ns: str
+) -> None:
+    async def go() -> None:
+        async with over_http(server.url) as client:
+            with pytest.raises(ToolFailed, match="key: String should have at most 256"):
+                await call(client, "memory_store", key="k" * 300, value="v", namespace=ns)
+            with pytest.raises(ToolFailed, match="namespace is required"):
+                await call(client, "memory_store", key="k", value="v")
+            with pytest.raises(ToolFailed, match="HINDSIGHT_LLM_MODEL"):
+                await call(
+                    client,
+                    "memory_extract",
+                    namespace=ns,
+                    messages=[{"role": "user", "content": "my cat is Tom"}],
+                )
+            with pytest.raises(ToolFailed, match="namespace: 'bad space'"):
+                await call(client, "memory_search", query="x", namespace="bad space")
+            # the same session still works after all that
+            assert (await call(client, "memory_store", key="k", value="v", namespace=ns))[
+                "outcome"
+            ] == "created"
+
+    run(go)
+
+
+def test_refused_without_a_key_and_outside_the_keys_namespace(
+    server: ThreadServer, migrated: str, ns: str
+) -> None:
+    made = hindsight("keys", "create", f"mcp-{ns}", "--namespace", ns, database_url=migrated)
+    assert made.returncode == 0, made.stderr
+    scoped = made.stdout.strip()
+
+    async def go() -> None:
+        for key in (None, "not-a-key"):
+            with pytest.raises(Exception):  # noqa: B017 - the transport refuses to connect
+                async with over_http(server.url, key) as client:
+                    await client.list_tools()
+        async with over_http(server.url, scoped) as client:
+            # a key scoped to one namespace needs no namespace argument
+            stored = await call(client, "memory_store", key="k", value="mine")
+            assert stored["outcome"] == "created"
+            with pytest.raises(ToolFailed, match="may not use namespace"):
+                await call(client, "memory_search", query="k", namespace=ns + "-other")
+            with pytest.raises(ToolFailed, match="may not use namespace"):
+                await call(
+                    client,
+                    "working_memory_append",
+                    session_id="s",
+                    content="x",
+                    namespace=ns + "-other",
+                )
+
+    run(go)
+    raw = httpx2.post(f"{server.url}/mcp", json={})
+    assert raw.status_code == 401 and "Authorization" in raw.json()["error"]["message"]
+
+
+def test_reconnecting_and_idle_sessions(server: ThreadServer, ns: str) -> None:
+    async def go() -> None:
+        async with over_http(server.url) as client:
+            await call(client, "memory_store", key="idle", value="before", namespace=ns)
+            await asyncio.sleep(3)  # idle
+            assert (await call(client, "memory_search", query="idle", namespace=ns))["results"][0][
+                "value"
+            ] == "before"
+        async with over_http(server.url) as client:  # a new connection picks up
+            assert (await call(client, "memory_search", query="idle", namespace=ns))["results"][0][
+                "value"
+            ] == "before"
+
+    run(go)
+
+
+def test_stdio_bridge_to_a_running_service(server: ThreadServer, ns: str) -> None:
+    async def go() -> None:
+        env = {"HINDSIGHT_API_KEY": ADMIN_KEY}
+        async with over_stdio("--url", server.url, "--namespace", ns, env=env) as client:
+            await round_trip(client, None)  # the default namespace comes from --namespace
+
+    run(go)
+
+
+def test_stdio_without_a_running_service_serves_in_process(
+    fresh_db: str, redis_url: str, ns: str
+) -> None:
+    async def go() -> None:
+        env = {
+            "HINDSIGHT_DATABASE_URL": fresh_db,
+            "HINDSIGHT_REDIS_URL": redis_url,
+            "HINDSIGHT_PORT": str(free_port()),
+        }
+        async with over_stdio("--namespace", ns, env=env) as client:
+            await round_trip(client, None)
+        async with over_stdio("--namespace", ns, env=env) as client:  # data persists
+            found = await call(client, "memory_search", query="editor")
+            assert found["results"][0]["value"] == "uses Neovim daily"
+
+    run(go)
