@@ -274,6 +274,64 @@ def purge() -> None:
         click.echo(json.dumps(asyncio.run(go(url))))
 
 
+# --- import -----------------------------------------------------------------------------
+
+
+@main.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.option("--namespace", default=None, help="For lines that name no namespace.")
+@click.option(
+    "--rebuild-indexes/--keep-indexes",
+    default=None,
+    help="Drop the HNSW indexes and build them once at the end (default: when the "
+    "import at least doubles the table).",
+)
+@friendly
+def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> None:
+    """Import memories from a JSON-lines file (one memory per line, as in the batch call,
+    with an optional "namespace"). New keys load at COPY speed; known keys are observed
+    as usual (reinforced or superseded)."""
+    from hindsight.services.bulk_import import BulkImporter, parse_line
+
+    settings = load_settings()
+
+    def lines() -> Iterator[tuple[int, str]]:
+        with click.open_file(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    yield number, line
+
+    total = 0
+    for number, line in lines():  # check everything before writing anything
+        parse_line(line, namespace, number)
+        total += 1
+
+    async def go(url: str) -> None:
+        async with _service(settings, url) as hs:
+            importer = BulkImporter(settings, hs.pool, hs.embedder, hs.memories)
+            with click.progressbar(length=total, label="importing", file=sys.stderr) as bar:
+                report = await importer.run(
+                    (parse_line(line, namespace, n) for n, line in lines()),
+                    total=total,
+                    rebuild_indexes=rebuild_indexes,
+                    progress=bar.update,
+                )
+        click.echo(
+            json.dumps(
+                {
+                    "memories": total,
+                    "copied": report.copied,
+                    "observed": report.observed,
+                    "outcomes": report.outcomes,
+                    "indexes_rebuilt": report.indexes_rebuilt,
+                }
+            )
+        )
+
+    with database_url(settings) as url:
+        asyncio.run(go(url))
+
+
 # --- reembed ----------------------------------------------------------------------------
 
 
@@ -307,7 +365,7 @@ def reembed(batch_size: int, yes: bool) -> None:
             )
             if not yes and not click.confirm("Re-embed them all?", default=True):
                 raise click.Abort()
-            with click.progressbar(length=p.memories, label="re-embedding") as bar:
+            with click.progressbar(length=p.memories, label="re-embedding", file=sys.stderr) as bar:
                 total = await job.run(pool, embedder, batch_size=batch_size, progress=bar.update)
             click.echo(f"re-embedded {total} memories with {p.new_model}")
         finally:

@@ -11,6 +11,31 @@ from hindsight.config import Settings
 from hindsight.embeddings.factory import embedder_name
 from hindsight.errors import ConfigurationError
 
+EMBEDDING_INDEX = "ix_long_term_memory_embedding"
+KEYWORDS_INDEX = "ix_long_term_memory_keywords"
+# m = 16, ef_construction = 64: pgvector's defaults; benchmarks/ has the measurements.
+_HNSW = (
+    "CREATE INDEX {concurrently}{name} ON long_term_memory USING hnsw ({column} {ops}) "
+    "WITH (m = 16, ef_construction = 64)"
+)
+
+
+def embedding_index_sql(
+    column: str = "embedding", name: str = EMBEDDING_INDEX, *, concurrently: bool = False
+) -> str:
+    return _HNSW.format(
+        concurrently="CONCURRENTLY " if concurrently else "",
+        name=name,
+        column=column,
+        ops="halfvec_cosine_ops",
+    )
+
+
+def keywords_index_sql() -> str:
+    return _HNSW.format(
+        concurrently="", name=KEYWORDS_INDEX, column="keywords", ops="sparsevec_ip_ops"
+    )
+
 
 def migration_embedding(config: Any) -> tuple[str, int]:
     """Name and width of the embeddings a new schema is created for.
@@ -56,15 +81,12 @@ async def set_embedding_model(
     _, width = await stored_embedding(conn)
     async with conn.transaction():
         if width != dimensions:
-            await conn.execute("DROP INDEX IF EXISTS ix_long_term_memory_embedding")
+            await conn.execute(f"DROP INDEX IF EXISTS {EMBEDDING_INDEX}")
             width = int(dimensions)
             await conn.execute(
                 f"ALTER TABLE long_term_memory ALTER COLUMN embedding TYPE halfvec({width})"
             )
-            await conn.execute(
-                "CREATE INDEX ix_long_term_memory_embedding ON long_term_memory "
-                "USING hnsw (embedding halfvec_cosine_ops) WITH (m = 16, ef_construction = 64)"
-            )
+            await conn.execute(embedding_index_sql())
         await conn.execute(
             "INSERT INTO hindsight_meta (name, value) VALUES ('embedding_model', %s), "
             "('embedding_dimensions', %s) ON CONFLICT (name) DO UPDATE SET value = excluded.value",

@@ -20,9 +20,11 @@ from pgvector import HalfVector
 from psycopg_pool import AsyncConnectionPool
 
 from hindsight.db.pool import Connection
-from hindsight.db.schema import stored_embedding
+from hindsight.db.schema import EMBEDDING_INDEX, embedding_index_sql, stored_embedding
 from hindsight.embeddings.base import Embedder
 from hindsight.services.memory import memory_text
+
+NEXT_INDEX = EMBEDDING_INDEX + "_next"
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ async def run(
         existing = await cur.fetchone()
         if existing is not None and existing["type"] != f"halfvec({width})":
             # left by an interrupted run towards another width: start that column over
-            await conn.execute("DROP INDEX IF EXISTS ix_long_term_memory_embedding_next")
+            await conn.execute(f"DROP INDEX IF EXISTS {NEXT_INDEX}")
             await conn.execute("ALTER TABLE long_term_memory DROP COLUMN embedding_next")
             existing = None
         if existing is None:
@@ -99,12 +101,8 @@ async def run(
         progress(len(rows))
     async with pool.connection() as conn:
         # an interrupted CONCURRENTLY build leaves an invalid index behind: build afresh
-        await conn.execute("DROP INDEX IF EXISTS ix_long_term_memory_embedding_next")
-        await conn.execute(
-            "CREATE INDEX CONCURRENTLY ix_long_term_memory_embedding_next "
-            "ON long_term_memory USING hnsw (embedding_next halfvec_cosine_ops) "
-            "WITH (m = 16, ef_construction = 64)"
-        )
+        await conn.execute(f"DROP INDEX IF EXISTS {NEXT_INDEX}")
+        await conn.execute(embedding_index_sql("embedding_next", NEXT_INDEX, concurrently=True))
         async with conn.transaction():
             # writes wait from here to the commit; reads go on
             await conn.execute("LOCK TABLE long_term_memory IN SHARE ROW EXCLUSIVE MODE")
@@ -116,16 +114,13 @@ async def run(
             changed = await cur.fetchall()
             for start in range(0, len(changed), batch_size):
                 await _fill(conn, embedder, changed[start : start + batch_size])
-            await conn.execute("DROP INDEX ix_long_term_memory_embedding")
+            await conn.execute(f"DROP INDEX {EMBEDDING_INDEX}")
             await conn.execute("ALTER TABLE long_term_memory DROP COLUMN embedding")
             await conn.execute(
                 "ALTER TABLE long_term_memory RENAME COLUMN embedding_next TO embedding"
             )
             await conn.execute("ALTER TABLE long_term_memory ALTER COLUMN embedding SET NOT NULL")
-            await conn.execute(
-                "ALTER INDEX ix_long_term_memory_embedding_next "
-                "RENAME TO ix_long_term_memory_embedding"
-            )
+            await conn.execute(f"ALTER INDEX {NEXT_INDEX} RENAME TO {EMBEDDING_INDEX}")
             await conn.execute(
                 "COMMENT ON COLUMN long_term_memory.embedding IS 'Unit vector of key and value "
                 "from the embedding model recorded in hindsight_meta (half precision).'"
