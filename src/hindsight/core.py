@@ -35,6 +35,7 @@ class Hindsight:
     settings: Settings
     database_url: str
     pool: AsyncConnectionPool[Connection]
+    search_pool: AsyncConnectionPool[Connection]
     hot: HotSteps
     embedder: Embedder
     llm: LLM | None
@@ -59,6 +60,7 @@ class Hindsight:
             await self.llm.aclose()
         await self.hot.aclose()
         await self.embedder.aclose()
+        await self.search_pool.close()
         await self.pool.close()
 
 
@@ -89,11 +91,12 @@ async def start(
         raise
     if not settings.uses_builtin_embedder and settings.embedding_cache:
         embedder = CachedEmbedder(embedder, pool)
+    search_pool = await open_pool(settings, database_url, name="hindsight-search", search=True)
     hot = HotSteps(redis_url, keep=settings.working_memory_cache_steps)
     recorder = AccessRecorder(pool, interval=settings.access_flush_interval_ms / 1000)
     llm = create_llm(settings)
     memories = MemoryService(settings, pool, embedder)
-    recall = RecallService(settings, pool, embedder, recorder)
+    recall = RecallService(settings, pool, search_pool, embedder, recorder)
     distiller = Distiller(llm, recall) if llm is not None else None
     consolidation = ConsolidationService(settings, pool, memories, hot, llm, distiller)
     maintenance = MaintenanceLoop(pool, settings) if background else None
@@ -108,6 +111,7 @@ async def start(
         settings=settings,
         database_url=database_url,
         pool=pool,
+        search_pool=search_pool,
         hot=hot,
         embedder=embedder,
         llm=llm,

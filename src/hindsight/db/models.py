@@ -114,13 +114,6 @@ long_term_memory = Table(
         comment="How much the claim matters to the agent, 0..1.",
     ),
     Column(
-        "access_count",
-        BigInteger,
-        nullable=False,
-        server_default=text("0"),
-        comment="Times recall returned this memory.",
-    ),
-    Column(
         "observation_count",
         Integer,
         nullable=False,
@@ -167,7 +160,6 @@ long_term_memory = Table(
     _timestamp("created_at", "When the key was first stored."),
     _timestamp("updated_at", "Last change of value, confidence, type, tags or status."),
     _timestamp("last_observed", "Last time the claim was observed (created or reinforced)."),
-    _timestamp("last_accessed", "Last time recall returned it.", nullable=True, default=False),
     CheckConstraint(_in("memory_type", MEMORY_TYPES), name="memory_type"),
     CheckConstraint(_in("status", MEMORY_STATUSES), name="status"),
     CheckConstraint("confidence >= 0 AND confidence <= 1", name="confidence_range"),
@@ -443,6 +435,27 @@ hindsight_meta = Table(
     Column("name", Text, primary_key=True, comment="Setting name."),
     Column("value", Text, nullable=False, comment="Setting value."),
     comment="Facts about the schema itself, e.g. which embedding model made the vectors.",
+)
+
+memory_access = Table(
+    "memory_access",
+    metadata,
+    Column(
+        "memory_id",
+        UUID(as_uuid=True),
+        primary_key=True,
+        comment="long_term_memory.id; the row goes when the memory does.",
+    ),
+    Column(
+        "access_count",
+        BigInteger,
+        nullable=False,
+        server_default=text("0"),
+        comment="Times recall returned the memory.",
+    ),
+    _timestamp("last_accessed", "Last time recall returned it.", nullable=True, default=False),
+    comment="Recall counts, apart from the memories: a recall then rewrites a narrow row "
+    "here instead of a memory row with its vectors.",
 )
 
 JOB_STATUSES = ("pending", "running", "succeeded", "failed")

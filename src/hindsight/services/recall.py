@@ -60,11 +60,13 @@ class RecallService:
         self,
         settings: Settings,
         pool: AsyncConnectionPool[Connection],
+        search_pool: AsyncConnectionPool[Connection],
         embedder: Embedder,
         recorder: AccessRecorder,
     ) -> None:
         self._settings = settings
         self._pool = pool
+        self._search_pool = search_pool
         self._embedder = embedder
         self._recorder = recorder
 
@@ -94,7 +96,7 @@ class RecallService:
     ) -> list[Ranked]:
         (vector,) = await self._embedder.embed([query[: limits.QUERY_MAX_CHARS * 3]])
         terms, counts = query_terms(query)
-        async with self._pool.connection() as conn:
+        async with self._search_pool.connection() as conn:
             rows = await store.candidates(
                 conn,
                 namespace,
@@ -105,8 +107,7 @@ class RecallService:
                 per_arm=max(request.k, self._settings.recall_candidates),
                 exact_max=self._settings.exact_search_max_rows,
             )
-        ranked = rank(rows, self.ranking(request), len(rows))
-        return [r for r in ranked if r.components["relevance"] > request.min_relevance][: request.k]
+        return rank(rows, self.ranking(request), request.k, request.min_relevance)
 
     async def recall(self, namespace: str, request: RecallRequest, *, actor: str) -> RecallResult:
         """Rank memories for the request, count the accesses and log the recall."""

@@ -17,11 +17,14 @@ from hindsight.db.pool import Connection
 from hindsight.stores.filters import MemoryFilter, filter_sql
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS
 
-MEMORY_COLUMNS = """
+_LAST_ACCESSED = "(SELECT a.last_accessed FROM memory_access a WHERE a.memory_id = m.id)"
+MEMORY_COLUMNS = f"""
     m.id, m.namespace, m.memory_type, m.mem_key AS key, m.mem_value AS value,
-    m.confidence::float8 AS confidence, m.importance, m.access_count, m.observation_count,
-    m.source, m.verified, m.permanent, m.status, m.tags, m.metadata, m.changed_by,
-    m.created_at, m.updated_at, m.last_observed, m.last_accessed
+    m.confidence::float8 AS confidence, m.importance,
+    coalesce((SELECT a.access_count FROM memory_access a WHERE a.memory_id = m.id), 0)
+        AS access_count,
+    m.observation_count, m.source, m.verified, m.permanent, m.status, m.tags, m.metadata,
+    m.changed_by, m.created_at, m.updated_at, m.last_observed, {_LAST_ACCESSED} AS last_accessed
 """
 
 _ACTOR = "set_config('hindsight.actor', %(actor)s, true) IS NOT NULL"
@@ -277,7 +280,7 @@ async def forgettable(
     if idle_days is not None:
         params["idle"] = idle_days
         where.append(
-            "coalesce(m.last_accessed, m.created_at) < now() - %(idle)s * interval '1 day'"
+            f"coalesce({_LAST_ACCESSED}, m.created_at) < now() - %(idle)s * interval '1 day'"
         )
     if stale_days is not None:
         params["stale"] = stale_days
@@ -287,7 +290,8 @@ async def forgettable(
         where.append("m.memory_type = ANY(%(types)s::text[])")
     cur = await conn.execute(
         f"SELECT {MEMORY_COLUMNS} FROM long_term_memory m WHERE {' AND '.join(where)} "
-        "ORDER BY m.confidence, coalesce(m.last_accessed, m.created_at), m.id LIMIT %(limit)s",
+        f"ORDER BY m.confidence, coalesce({_LAST_ACCESSED}, m.created_at), m.id "
+        "LIMIT %(limit)s",
         params,
     )
     return await cur.fetchall()
@@ -330,11 +334,9 @@ async def history(conn: Connection, namespace: str, memory_id: uuid.UUID) -> lis
 # turn the query's terms into an IDF-weighted sparse vector inside the statement. Each arm
 # has two branches behind one-time filters on the namespace's size: small namespaces are
 # scanned exactly through the namespace index (an HNSW scan would wade through other
-# namespaces' rows), large ones go through HNSW. The planner, left alone, prefers reading
-# every row of a mid-sized namespace and sorting them (measured: 18 ms at 10k rows against
-# 4.6 ms through HNSW), so the statement runs with sorting disabled: in the HNSW branch the
-# index is then the only way to produce the order, while `+ 0` keeps the exact branch off
-# HNSW (it still sorts; "disabled" only means "avoid if there is another way").
+# namespaces' rows), large ones go through HNSW. It runs on the search pool, whose
+# connections disable sorting (see db.pool): the HNSW branch can then only use the index,
+# while `+ 0` keeps the exact branch off HNSW.
 _CANDIDATES = """
 WITH stats AS (
     SELECT s.term, sum(s.df)::float8 AS df FROM keyword_stats s
@@ -416,20 +418,21 @@ async def candidates(
         .replace("{columns}", MEMORY_COLUMNS)
         .replace("%(kdims)s", str(KEYWORD_DIMENSIONS))
     )
-    # Pipeline mode sends BEGIN, SET LOCAL, the query and COMMIT in one network round trip.
-    async with conn.pipeline(), conn.transaction():
-        await conn.execute("SET LOCAL enable_sort = off")
-        cur = await conn.execute(sql, params)
+    cur = await conn.execute(sql, params, binary=True)
     return await cur.fetchall()
 
 
 async def record_access(conn: Connection, counts: dict[uuid.UUID, tuple[int, Any]]) -> None:
-    """Add recall counts; ids sorted so concurrent flushers lock rows in one order."""
+    """Add recall counts; ids sorted so concurrent flushers lock rows in one order, and
+    memories deleted since they were recalled skipped."""
     ids = sorted(counts)
     await conn.execute(
-        "UPDATE long_term_memory m SET access_count = m.access_count + d.n, "
-        "last_accessed = greatest(m.last_accessed, d.at) "
-        "FROM unnest(%s::uuid[], %s::int[], %s::timestamptz[]) AS d(id, n, at) "
-        "WHERE m.id = d.id",
+        "INSERT INTO memory_access AS a (memory_id, access_count, last_accessed) "
+        "SELECT d.id, d.n, d.at FROM unnest(%s::uuid[], %s::int[], %s::timestamptz[]) "
+        "AS d(id, n, at) WHERE EXISTS (SELECT 1 FROM long_term_memory m WHERE m.id = d.id) "
+        "ORDER BY d.id "
+        "ON CONFLICT (memory_id) DO UPDATE SET "
+        "access_count = a.access_count + excluded.access_count, "
+        "last_accessed = greatest(a.last_accessed, excluded.last_accessed)",
         (ids, [counts[i][0] for i in ids], [counts[i][1] for i in ids]),
     )
