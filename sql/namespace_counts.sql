@@ -5,8 +5,9 @@ WITH memories AS (
            count(*) FILTER (WHERE status = 'active')   AS active,
            count(*) FILTER (WHERE status = 'archived') AS archived,
            round(avg(confidence) FILTER (WHERE status = 'active'), 3) AS avg_confidence,
-           sum(access_count) AS accesses
-    FROM long_term_memory GROUP BY namespace
+           sum(a.access_count) AS accesses
+    FROM long_term_memory m LEFT JOIN memory_access a ON a.memory_id = m.id
+    GROUP BY namespace
 ),
 sessions AS (
     SELECT namespace, count(*) AS sessions,

@@ -7,8 +7,9 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("module", ["hindsight", "hindsight.client", "hindsight.embeddings",
-                                    "hindsight.llm"])
+@pytest.mark.parametrize(
+    "module", ["hindsight", "hindsight.client", "hindsight.embeddings", "hindsight.llm"]
+)
 def test_all_names_exist_and_nothing_private_leaks(module: str) -> None:
     mod = importlib.import_module(module)
     exported = mod.__all__
