@@ -26,22 +26,35 @@ def test_import_loads_new_keys_and_observes_known_ones(
         api = Api.at(srv.url, "imp")
         (known,) = api.observe({"key": "user.city", "value": "Oslo"})
         rows: list[dict[str, object]] = [
-            {"key": f"fact.{i}", "value": f"imported fact number {i} about tomatoes",
-             "tags": ["garden"]} for i in range(12_000)
+            {
+                "key": f"fact.{i}",
+                "value": f"imported fact number {i} about tomatoes",
+                "tags": ["garden"],
+            }
+            for i in range(12_000)
         ]
         rows += [
-            {"key": "user.city", "value": "Oslo"},                   # reinforces
+            {"key": "user.city", "value": "Oslo"},  # reinforces
             {"key": "fact.3", "value": "imported fact number 3 about tomatoes"},  # reinforces
-            {"key": "fact.4", "value": "a new value for fact four"},              # supersedes
+            {"key": "fact.4", "value": "a new value for fact four"},  # supersedes
             {"namespace": "other", "key": "k", "value": "v", "memory_type": "preference"},
         ]
-        out = hindsight("import", str(write(tmp_path / "m.jsonl", rows)), "--namespace", "imp",
-                        database_url=fresh_db)
+        out = hindsight(
+            "import",
+            str(write(tmp_path / "m.jsonl", rows)),
+            "--namespace",
+            "imp",
+            database_url=fresh_db,
+        )
         assert out.returncode == 0, out.stderr
         report = json.loads(out.stdout)
-        assert report == {"memories": 12_004, "copied": 12_001, "observed": 3,
-                          "outcomes": {"reinforced": 2, "superseded": 1},
-                          "indexes_rebuilt": True}
+        assert report == {
+            "memories": 12_004,
+            "copied": 12_001,
+            "observed": 3,
+            "outcomes": {"reinforced": 2, "superseded": 1},
+            "indexes_rebuilt": True,
+        }
         assert api.get(known["id"])["confidence"] == 0.6
         hits = api.recall("fact number 7777 about tomatoes", k=1)["results"]
         assert hits[0]["key"] == "fact.7777"
@@ -49,24 +62,43 @@ def test_import_loads_new_keys_and_observes_known_ones(
         four = api.client.get(f"{api.base}/memories", params={"key": "fact.4"}).json()
         assert four["memories"][0]["value"] == "a new value for fact four"
         assert [h["change"] for h in api.history(four["memories"][0]["id"])] == [
-            "created", "superseded"]
+            "created",
+            "superseded",
+        ]
         assert Api.at(srv.url, "other").recall("v")["results"][0]["memory_type"] == "preference"
     with psycopg.connect(fresh_db) as conn:
-        indexes = {r[0] for r in conn.execute(
-            "SELECT indexname FROM pg_indexes WHERE tablename = 'long_term_memory'")}
-        df = conn.execute("SELECT sum(df) FROM keyword_stats WHERE namespace = 'imp' "
-                          "AND term = 0").fetchone()
-    assert {"ix_long_term_memory_embedding", "ix_long_term_memory_keywords"} <= indexes
+        indexes = {
+            r[0]
+            for r in conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'long_term_memory'"
+            )
+        }
+        df = conn.execute(
+            "SELECT sum(df) FROM keyword_stats WHERE namespace = 'imp' AND term = 0"
+        ).fetchone()
+    assert {
+        "ix_long_term_memory_embedding",
+        "ix_long_term_memory_keywords",
+        "ix_long_term_memory_keyword_terms",
+    } <= indexes
     assert df == (12_001,)  # the document count the keyword arm's IDF uses
 
 
 def test_a_bad_line_stops_the_import_before_anything_is_written(
     fresh_db: str, tmp_path: Path
 ) -> None:
-    rows: list[dict[str, object]] = [{"key": "a", "value": "fine"},
-                                     {"key": "b", "value": "v", "memory_type": "gossip"}]
-    out = hindsight("import", str(write(tmp_path / "bad.jsonl", rows)), "--namespace", "x",
-                    database_url=fresh_db)
+    rows: list[dict[str, object]] = [
+        {"key": "a", "value": "fine"},
+        {"key": "b", "value": "v", "memory_type": "gossip"},
+    ]
+    out = hindsight(
+        "import",
+        str(write(tmp_path / "bad.jsonl", rows)),
+        "--namespace",
+        "x",
+        database_url=fresh_db,
+    )
     assert out.returncode != 0 and "line 2: memory_type" in out.stderr
     with psycopg.connect(fresh_db) as conn:
         assert conn.execute("SELECT count(*) FROM long_term_memory").fetchone() == (0,)
+

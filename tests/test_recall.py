@@ -155,10 +155,14 @@ def test_archived_and_deleted_memories_are_not_recalled(api: Api) -> None:
     assert api.recall("purple", k=5)["results"] == []
 
 
-@pytest.fixture(scope="module")
-def hnsw_server(migrated: str, redis_url: str) -> Iterator[ThreadServer]:
-    """A server that never takes the exact path, so recall goes through the HNSW indexes."""
-    with ThreadServer(make_settings(exact_search_max_rows=0), migrated, redis_url) as srv:
+@pytest.fixture(scope="module", params=[3000, 0], ids=["postings", "sparse-hnsw"])
+def hnsw_server(
+    migrated: str, redis_url: str, request: pytest.FixtureRequest
+) -> Iterator[ThreadServer]:
+    """A server that never takes the exact path, so recall goes through the indexes: the
+    keyword arm reads posting lists, or (budget 0) always falls back to its HNSW index."""
+    settings = make_settings(exact_search_max_rows=0, keyword_postings_budget=request.param)
+    with ThreadServer(settings, migrated, redis_url) as srv:
         yield srv
 
 
@@ -182,6 +186,30 @@ def test_hnsw_path_matches_exact_path(api: Api, hnsw_server: ThreadServer) -> No
         )
     filtered = other.recall("guitar", k=5, tags=["none"])["results"]
     assert filtered == []
+
+
+@pytest.fixture(scope="module")
+def postings_server(migrated: str, redis_url: str) -> Iterator[ThreadServer]:
+    """Large-namespace recall with the default postings budget."""
+    with ThreadServer(make_settings(exact_search_max_rows=0), migrated, redis_url) as srv:
+        yield srv
+
+
+def test_a_rare_word_finds_its_memory_among_many_similar_ones(
+    api: Api, postings_server: ThreadServer
+) -> None:
+    # Forty memories look like the query to the vector arm; only the keyword arm, which
+    # weighs the rare word, can bring up the one that mentions it.
+    api.observe(
+        *({"key": f"ferry.{i}", "value": f"ferry timetable note {i}"} for i in range(40)),
+        {"key": "trip", "value": "booked a trip to Zanzibar in May"},
+    )
+    other = Api.at(postings_server.url, api.ns)
+    for client in (api, other):
+        results = client.recall("zanzibar ferry timetable", k=5)["results"]
+        hit = next((r for r in results if r["key"] == "trip"), None)
+        assert hit is not None, [r["key"] for r in results]
+        assert hit["components"]["keyword"] > 0.5
 
 
 def test_validation_of_recall_input(api: Api) -> None:

@@ -100,14 +100,19 @@ class Settings(BaseSettings):
         default=1, ge=1, le=2, description="Default hops per recall (2: follow the best hit)."
     )
     recall_candidates: int = Field(
-        default=40, ge=1, le=1000, description="Candidates per arm before fusion (at least k)."
+        default=20, ge=1, le=1000, description="Candidates per arm before fusion (at least k)."
     )
     exact_search_max_rows: int = Field(
         default=5000,
         ge=0,
         description="Namespaces up to this many memories are searched exactly, not by HNSW.",
     )
-    hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
+    hnsw_ef_search: int = Field(default=40, ge=1, le=1000)
+    keyword_postings_budget: int = Field(
+        default=3000,
+        ge=0,
+        description="Large namespaces: postings of the rarest query terms scored exactly.",
+    )
     access_flush_interval_ms: int = Field(default=50, ge=1, le=60_000)
     recall_log_retention_days: int = Field(default=30, ge=0)
 

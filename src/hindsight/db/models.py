@@ -188,6 +188,11 @@ Index(
     postgresql_with={"m": 16, "ef_construction": 64},
     postgresql_ops={"keywords": "sparsevec_ip_ops"},
 )
+Index(
+    "ix_long_term_memory_keyword_terms",
+    long_term_memory.c.keyword_terms,
+    postgresql_using="gin",
+)
 
 memory_history = Table(
     "memory_history",

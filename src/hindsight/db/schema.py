@@ -13,6 +13,7 @@ from hindsight.errors import ConfigurationError
 
 EMBEDDING_INDEX = "ix_long_term_memory_embedding"
 KEYWORDS_INDEX = "ix_long_term_memory_keywords"
+KEYWORD_TERMS_INDEX = "ix_long_term_memory_keyword_terms"
 # m = 16, ef_construction = 64: pgvector's defaults; benchmarks/ has the measurements.
 _HNSW = (
     "CREATE INDEX {concurrently}{name} ON long_term_memory USING hnsw ({column} {ops}) "
@@ -35,6 +36,18 @@ def keywords_index_sql() -> str:
     return _HNSW.format(
         concurrently="", name=KEYWORDS_INDEX, column="keywords", ops="sparsevec_ip_ops"
     )
+
+
+def keyword_terms_index_sql() -> str:
+    return f"CREATE INDEX {KEYWORD_TERMS_INDEX} ON long_term_memory USING gin (keyword_terms)"
+
+
+# The indexes a bulk load drops and builds again, by name.
+SEARCH_INDEXES = {
+    EMBEDDING_INDEX: embedding_index_sql(),
+    KEYWORDS_INDEX: keywords_index_sql(),
+    KEYWORD_TERMS_INDEX: keyword_terms_index_sql(),
+}
 
 
 def migration_embedding(config: Any) -> tuple[str, int]:

@@ -38,6 +38,21 @@ def access_boost(access_count: int, alpha: float) -> float:
     return 1.0 + alpha * math.log1p(max(access_count, 0))
 
 
+def merge_arms(
+    by_vector: list[dict[str, Any]], by_keyword: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One row per candidate, marked with the arm(s) that found it."""
+    merged: dict[Any, dict[str, Any]] = {}
+    for row in by_vector:
+        merged[row["id"]] = {**row, "from_vector": True, "from_keyword": False}
+    for row in by_keyword:
+        if row["id"] in merged:
+            merged[row["id"]]["from_keyword"] = True
+        else:
+            merged[row["id"]] = {**row, "from_vector": False, "from_keyword": True}
+    return list(merged.values())
+
+
 def _ranks(rows: list[dict[str, Any]], field: str, eligible: str) -> dict[Any, int]:
     """1-based rank of each eligible row by `field`, best first."""
     pool = [r for r in rows if r[eligible] and r[field] > 0]

@@ -25,19 +25,14 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
-from hindsight.db.schema import (
-    EMBEDDING_INDEX,
-    KEYWORDS_INDEX,
-    embedding_index_sql,
-    keywords_index_sql,
-)
+from hindsight.db.schema import SEARCH_INDEXES
 from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import document_vector
 from hindsight.services.memory import MemoryService, Observation, memory_text, normalise_tags
 
 CHUNK = 5_000
-# Rebuild the HNSW indexes when the import at least doubles the table.
+# Rebuild the search indexes when the import at least doubles the table.
 REBUILD_RATIO = 1.0
 
 _COPY = (
@@ -63,8 +58,6 @@ _TYPES = [
     "bool",
     "text",
 ]
-
-INDEXES = {EMBEDDING_INDEX: embedding_index_sql(), KEYWORDS_INDEX: keywords_index_sql()}
 
 
 @dataclass(frozen=True)
@@ -115,7 +108,7 @@ class BulkImporter:
 
     async def _drop_indexes(self) -> None:
         async with self._pool.connection() as conn:
-            for name in INDEXES:
+            for name in SEARCH_INDEXES:
                 await conn.execute(f"DROP INDEX IF EXISTS {name}")
 
     async def _build_indexes(self) -> None:
@@ -127,7 +120,7 @@ class BulkImporter:
                 "SELECT indexname FROM pg_indexes WHERE tablename = 'long_term_memory'"
             )
             present = {r["indexname"] for r in await cur.fetchall()}
-            for name, ddl in INDEXES.items():
+            for name, ddl in SEARCH_INDEXES.items():
                 if name not in present:
                     await conn.execute(ddl)
             await conn.execute("ANALYZE long_term_memory")

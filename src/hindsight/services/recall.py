@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -17,7 +18,14 @@ from hindsight.db.pool import Connection
 from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import query_terms
-from hindsight.retrieval.ranking import Fusion, Ranked, RankingConfig, merge_hops, rank
+from hindsight.retrieval.ranking import (
+    Fusion,
+    Ranked,
+    RankingConfig,
+    merge_arms,
+    merge_hops,
+    rank,
+)
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.stores import memories as store
 from hindsight.stores import recall_log
@@ -96,18 +104,29 @@ class RecallService:
     ) -> list[Ranked]:
         (vector,) = await self._embedder.embed([query[: limits.QUERY_MAX_CHARS * 3]])
         terms, counts = query_terms(query)
+        search = store.Search(
+            namespace=namespace,
+            query_vector=HalfVector(vector),
+            terms=terms,
+            term_counts=counts,
+            filter=request.filter,
+            per_arm=max(request.k, self._settings.recall_candidates),
+            exact_max=self._settings.exact_search_max_rows,
+            postings_budget=self._settings.keyword_postings_budget,
+        )
+        by_vector, by_keyword = await asyncio.gather(
+            self._arm(search, "vector"), self._arm(search, "keyword")
+        )
+        return rank(
+            merge_arms(by_vector, by_keyword),
+            self.ranking(request),
+            request.k,
+            request.min_relevance,
+        )
+
+    async def _arm(self, search: store.Search, arm: str) -> list[dict[str, Any]]:
         async with self._search_pool.connection() as conn:
-            rows = await store.candidates(
-                conn,
-                namespace,
-                query_vector=HalfVector(vector),
-                terms=terms,
-                term_counts=counts,
-                f=request.filter,
-                per_arm=max(request.k, self._settings.recall_candidates),
-                exact_max=self._settings.exact_search_max_rows,
-            )
-        return rank(rows, self.ranking(request), request.k, request.min_relevance)
+            return await store.arm_candidates(conn, search, arm)
 
     async def recall(self, namespace: str, request: RecallRequest, *, actor: str) -> RecallResult:
         """Rank memories for the request, count the accesses and log the recall."""

@@ -330,14 +330,19 @@ async def history(conn: Connection, namespace: str, memory_id: uuid.UUID) -> lis
     return await cur.fetchall()
 
 
-# One round trip per recall. Document frequencies (exact: compacted rows plus fresh deltas)
-# turn the query's terms into an IDF-weighted sparse vector inside the statement. Each arm
-# has two branches behind one-time filters on the namespace's size: small namespaces are
-# scanned exactly through the namespace index (an HNSW scan would wade through other
-# namespaces' rows), large ones go through HNSW. It runs on the search pool, whose
-# connections disable sorting (see db.pool): the HNSW branch can then only use the index,
-# while `+ 0` keeps the exact branch off HNSW.
-_CANDIDATES = """
+# Recall's two arms run as two statements at once, on two connections of the search pool
+# (the database has a core for each): the wall time is the slower arm's, not their sum
+# (measured at 100k memories: 3.1 ms against 4.7 ms as one statement). Each statement is
+# self-contained and also scores its candidates for the other arm, so the results merge
+# without another round trip.
+#
+# Document frequencies (exact: compacted rows plus fresh deltas) turn the query's terms into
+# an IDF-weighted sparse vector inside the statement. Each arm has two branches behind
+# one-time filters on the namespace's size: small namespaces are scanned exactly through the
+# namespace index (an HNSW scan would wade through other namespaces' rows), large ones go
+# through HNSW. The search pool's connections disable sorting (see db.pool): the HNSW branch
+# can then only use the index, while `+ 0` keeps the exact branch off HNSW.
+_QUERY_TERMS = """
 WITH stats AS (
     SELECT s.term, sum(s.df)::float8 AS df FROM keyword_stats s
     WHERE s.namespace = %(ns)s AND s.term = ANY(%(terms0)s::int[])
@@ -359,7 +364,10 @@ qvec AS (
            coalesce(sum(w), 0) AS norm
     FROM qweights
 ),
-dense AS (
+"""
+
+_DENSE_ARM = """
+arm AS (
     (SELECT m.id FROM long_term_memory m
      WHERE m.namespace = %(ns)s{filters} AND (SELECT n FROM corpus) <= %(exact_max)s
      ORDER BY (m.embedding <=> %(qvec)s::halfvec) + 0 LIMIT %(n)s)
@@ -367,8 +375,24 @@ dense AS (
     (SELECT m.id FROM long_term_memory m
      WHERE m.namespace = %(ns)s{filters} AND (SELECT n FROM corpus) > %(exact_max)s
      ORDER BY m.embedding <=> %(qvec)s::halfvec LIMIT %(n)s)
+)
+"""
+
+# The keyword arm of a large namespace reads the posting lists (GIN on keyword_terms) of the
+# query's rarest terms, up to a budget of postings, and scores those memories exactly. The
+# best BM25 matches nearly always hold a rare term, and an HNSW graph over sparse vectors is
+# a poor guide (measured at 100k memories: 0.54 of the exact top 10 at ef_search 40, against
+# 0.98 from 3,000 postings). When even the rarest term is too common for the budget, every
+# term is weak evidence and the sparse HNSW index answers instead.
+_SPARSE_ARM = """
+rare AS (
+    SELECT array_agg(term) AS terms FROM (
+        SELECT term, sum(df) OVER (ORDER BY df, term) AS postings
+        FROM stats WHERE term <> 0 AND df > 0
+    ) r
+    WHERE postings <= %(budget)s
 ),
-sparse AS (
+arm AS (
     (SELECT m.id FROM long_term_memory m
      WHERE m.namespace = %(ns)s{filters} AND (SELECT n FROM corpus) <= %(exact_max)s
        AND (SELECT v FROM qvec) IS NOT NULL AND m.keywords <#> (SELECT v FROM qvec) < 0
@@ -376,48 +400,68 @@ sparse AS (
     UNION ALL
     (SELECT m.id FROM long_term_memory m
      WHERE m.namespace = %(ns)s{filters} AND (SELECT n FROM corpus) > %(exact_max)s
-       AND (SELECT v FROM qvec) IS NOT NULL
+       AND m.keyword_terms && (SELECT terms FROM rare)
+     ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)
+    UNION ALL
+    (SELECT m.id FROM long_term_memory m
+     WHERE m.namespace = %(ns)s{filters} AND (SELECT n FROM corpus) > %(exact_max)s
+       AND (SELECT v FROM qvec) IS NOT NULL AND (SELECT terms FROM rare) IS NULL
      ORDER BY m.keywords <#> (SELECT v FROM qvec) LIMIT %(n)s)
-),
-cand AS (SELECT id FROM dense UNION SELECT id FROM sparse)
+)
+"""
+
+_SCORED = """
 SELECT {columns},
        1 - (m.embedding <=> %(qvec)s::halfvec) AS similarity,
        CASE WHEN (SELECT norm FROM qvec) > 0
             THEN -(m.keywords <#> (SELECT v FROM qvec)) / (SELECT norm FROM qvec)
-            ELSE 0 END AS keyword,
-       m.id IN (SELECT id FROM dense) AS from_vector,
-       m.id IN (SELECT id FROM sparse) AS from_keyword
-FROM cand JOIN long_term_memory m ON m.id = cand.id
+            ELSE 0 END AS keyword
+FROM arm JOIN long_term_memory m ON m.id = arm.id
 """
 
+ARMS = {
+    "vector": _QUERY_TERMS + _DENSE_ARM + _SCORED,
+    "keyword": _QUERY_TERMS + _SPARSE_ARM + _SCORED,
+}
 
-async def candidates(
-    conn: Connection,
-    namespace: str,
-    *,
-    query_vector: HalfVector,
-    terms: list[int],
-    term_counts: list[float],
-    f: MemoryFilter,
-    per_arm: int,
-    exact_max: int,
-) -> list[dict[str, Any]]:
-    """Candidates from the vector and keyword arms, each with its raw similarity (cosine)
-    and keyword score (BM25 normalised by the query's IDF mass)."""
-    params: dict[str, Any] = {
-        "ns": namespace,
-        "terms": terms,
-        "terms0": [*terms, 0],
-        "qtf": term_counts,
-        "qvec": query_vector,
-        "n": per_arm,
-        "exact_max": exact_max,
-    }
-    sql = (
-        _CANDIDATES.replace("{filters}", filter_sql(f, params, "m"))
-        .replace("{columns}", MEMORY_COLUMNS)
-        .replace("%(kdims)s", str(KEYWORD_DIMENSIONS))
-    )
+
+@dataclass(frozen=True)
+class Search:
+    """One recall's query, as both arms need it."""
+
+    namespace: str
+    query_vector: HalfVector
+    terms: list[int]
+    term_counts: list[float]
+    filter: MemoryFilter
+    per_arm: int
+    exact_max: int
+    postings_budget: int
+
+    def statement(self, arm: str) -> tuple[str, dict[str, Any]]:
+        params: dict[str, Any] = {
+            "ns": self.namespace,
+            "terms": self.terms,
+            "terms0": [*self.terms, 0],
+            "qtf": self.term_counts,
+            "qvec": self.query_vector,
+            "n": self.per_arm,
+            "exact_max": self.exact_max,
+            "budget": self.postings_budget,
+        }
+        sql = (
+            ARMS[arm]
+            .replace("{filters}", filter_sql(self.filter, params, "m"))
+            .replace("{columns}", MEMORY_COLUMNS)
+            .replace("%(kdims)s", str(KEYWORD_DIMENSIONS))
+        )
+        return sql, params
+
+
+async def arm_candidates(conn: Connection, search: Search, arm: str) -> list[dict[str, Any]]:
+    """One arm's candidates ("vector" or "keyword"), each with its similarity (cosine) and
+    keyword score (BM25 normalised by the query's IDF mass). Run on the search pool."""
+    sql, params = search.statement(arm)
     cur = await conn.execute(sql, params, binary=True)
     return await cur.fetchall()
 

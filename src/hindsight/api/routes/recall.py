@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
 from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
 from hindsight.api.schemas import Components, RecallHit, RecallIn, RecallLogOut, RecallOut
@@ -18,7 +18,7 @@ router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["recall"])
 @router.post("/recall", response_model=RecallOut)
 async def recall(
     body: RecallIn, namespace: NamespaceDep, principal: PrincipalDep, core: CoreDep
-) -> RecallOut:
+) -> Response:
     """The `k` best memories for `query`, best first, each with its score and the
     components of it: score = relevance × confidence × (1 + α·ln(1 + access_count))."""
     for low, high in (("created_after", "created_before"), ("observed_after", "observed_before")):
@@ -44,7 +44,7 @@ async def recall(
         hops=body.hops or core.settings.recall_hops,
     )
     result = await core.recall.recall(namespace, request, actor=principal.name)
-    return RecallOut(
+    out = RecallOut(
         recall_id=result.recall_id,
         results=[
             RecallHit.model_validate(
@@ -53,6 +53,7 @@ async def recall(
             for r in result.results
         ],
     )
+    return Response(out.model_dump_json(), media_type="application/json")
 
 
 @router.get("/recalls/{recall_id}", response_model=RecallLogOut)
