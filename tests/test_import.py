@@ -102,3 +102,21 @@ def test_a_bad_line_stops_the_import_before_anything_is_written(
     with psycopg.connect(fresh_db) as conn:
         assert conn.execute("SELECT count(*) FROM long_term_memory").fetchone() == (0,)
 
+
+def test_import_reads_standard_input(fresh_db: str, redis_url: str) -> None:
+    from tests.conftest import make_settings
+
+    rows = [{"key": f"k{i}", "value": f"piped memory {i}"} for i in range(3)]
+    out = hindsight(
+        "import",
+        "-",
+        "--namespace",
+        "piped",
+        stdin="".join(json.dumps(r) + "\n" for r in rows),
+        database_url=fresh_db,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["copied"] == 3
+    with ThreadServer(make_settings(), fresh_db, redis_url) as srv:
+        hits = Api.at(srv.url, "piped").recall("piped memory 2", k=1)["results"]
+    assert hits[0]["key"] == "k2"

