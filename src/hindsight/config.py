@@ -100,7 +100,7 @@ class Settings(BaseSettings):
         default=1, ge=1, le=2, description="Default hops per recall (2: follow the best hit)."
     )
     recall_candidates: int = Field(
-        default=20, ge=1, le=1000, description="Candidates per arm before fusion (at least k)."
+        default=20, ge=1, le=1000, description="Candidates per arm before fusion (at least 2·k)."
     )
     exact_search_max_rows: int = Field(
         default=5000,

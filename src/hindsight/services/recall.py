@@ -110,7 +110,8 @@ class RecallService:
             terms=terms,
             term_counts=counts,
             filter=request.filter,
-            per_arm=max(request.k, self._settings.recall_candidates),
+            # twice k: an arm's 11th-20th can win once confidence and access count
+            per_arm=max(2 * request.k, self._settings.recall_candidates),
             exact_max=self._settings.exact_search_max_rows,
             postings_budget=self._settings.keyword_postings_budget,
         )
