@@ -7,6 +7,7 @@ import uuid
 from fastapi import APIRouter, Response
 
 from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
+from hindsight.api.responses import json_response
 from hindsight.api.schemas import Components, RecallHit, RecallIn, RecallLogOut, RecallOut
 from hindsight.errors import InvalidInput, NotFound
 from hindsight.services.recall import RecallRequest
@@ -53,7 +54,7 @@ async def recall(
             for r in result.results
         ],
     )
-    return Response(out.model_dump_json(), media_type="application/json")
+    return json_response(out)
 
 
 @router.get("/recalls/{recall_id}", response_model=RecallLogOut)

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Header, Query, Response, status
 
 from hindsight import limits
 from hindsight.api.deps import CoreDep, NamespaceDep, SessionIdDep
+from hindsight.api.responses import json_response
 from hindsight.api.routes.jobs import job_out
 from hindsight.api.schemas import (
     ContextOut,
@@ -37,11 +38,10 @@ async def append_step(
     namespace: NamespaceDep,
     session_id: SessionIdDep,
     core: CoreDep,
-    response: Response,
     idempotency_key: Annotated[
         str | None, Header(max_length=limits.IDEMPOTENCY_KEY_MAX_CHARS)
     ] = None,
-) -> StepOut:
+) -> Response:
     """Append a step; the server assigns the next `step_index`. With an idempotency key
     (body field or `Idempotency-Key` header), a retry returns the first step with 200."""
     key = body.idempotency_key or idempotency_key
@@ -62,9 +62,10 @@ async def append_step(
         ttl_seconds=body.ttl_seconds,
         idempotency_key=key,
     )
-    if appended.replayed:
-        response.status_code = status.HTTP_200_OK
-    return _step(session_id, appended.step)
+    return json_response(
+        _step(session_id, appended.step),
+        status.HTTP_200_OK if appended.replayed else status.HTTP_201_CREATED,
+    )
 
 
 @router.get("/steps", response_model=StepsOut)
@@ -73,10 +74,12 @@ async def recent_steps(
     session_id: SessionIdDep,
     core: CoreDep,
     recent: Annotated[int, Query(ge=1, le=limits.STEPS_RECENT_MAX)] = 20,
-) -> StepsOut:
+) -> Response:
     """The newest `recent` live steps, in step order (empty for an unknown session)."""
     rows = await core.sessions.recent(namespace, session_id, recent)
-    return StepsOut(session_id=session_id, steps=[_step(session_id, r) for r in rows])
+    return json_response(
+        StepsOut(session_id=session_id, steps=[_step(session_id, r) for r in rows])
+    )
 
 
 @router.get("/context", response_model=ContextOut)
@@ -86,15 +89,17 @@ async def context(
     core: CoreDep,
     recent: Annotated[int, Query(ge=1, le=limits.STEPS_RECENT_MAX)] = 10,
     max_chars: Annotated[int, Query(ge=0, le=limits.CONTEXT_MAX_CHARS)] = 8_000,
-) -> ContextOut:
+) -> Response:
     """What to put in a prompt: the newest `recent` steps whole, and before them older
     steps as summaries (their content while unsummarised), within `max_chars`."""
     ctx = await core.sessions.context(namespace, session_id, recent=recent, max_chars=max_chars)
-    return ContextOut(
-        session_id=session_id,
-        recent=[_step(session_id, r) for r in ctx.recent],
-        earlier=[EarlierStep.model_validate(e) for e in ctx.earlier],
-        omitted_steps=ctx.omitted,
+    return json_response(
+        ContextOut(
+            session_id=session_id,
+            recent=[_step(session_id, r) for r in ctx.recent],
+            earlier=[EarlierStep.model_validate(e) for e in ctx.earlier],
+            omitted_steps=ctx.omitted,
+        )
     )
 
 
