@@ -756,46 +756,60 @@ def main() -> None:
     parser.add_argument(
         "--from-json", action="store_true", help="only rewrite perf.md and perf.png from perf.json"
     )
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="add to the results in perf.json (a corpus or mem0 size measured again replaces "
+        "its old numbers); with --sizes '' only mem0 runs",
+    )
     args = parser.parse_args()
     if args.from_json:
         print(rewrite_from_json(args))
         return
     # `kill` stops the run like Ctrl-C, so the embedded servers it started stop too
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    sizes = [int(x) for x in args.sizes.split(",")]
+    sizes = [int(x) for x in args.sizes.split(",") if x]
     configs = [Config(n, 1) for n in sizes]
-    if args.spread > 1:
+    if args.spread > 1 and sizes:
         configs.append(Config(max(sizes), args.spread))
-    results: list[Result] = []
-    mem0: dict[int, dict[str, Any]] = {}
+    results, mem0, argv = load_results() if args.merge else ([], {}, [])
+    argv = [*argv, "+", *sys.argv[1:]] if argv else sys.argv[1:]
     with stores() as s:
         for cfg in configs:
-            results.append(run_config(s, cfg, args))
-            write_results(results, mem0, args)  # a long run keeps what it has measured
+            result = run_config(s, cfg, args)
+            results = [r for r in results if r.config != cfg] + [result]
+            results.sort(key=lambda r: (r.config.spread, r.config.n))
+            write_results(results, mem0, args, argv)  # a long run keeps what it has measured
         if not args.no_mem0:
-            for n in (int(x) for x in args.mem0_sizes.split(",")):
+            for n in (int(x) for x in args.mem0_sizes.split(",") if x):
                 print(f"[mem0 {n:,}] ...", flush=True)
                 mem0[n] = run_mem0(s, n, min(args.queries, 200))
                 print(f"[mem0 {n:,}] {mem0[n]}", flush=True)
-    print(write_results(results, mem0, args))
+                write_results(results, mem0, args, argv)
+    print(write_results(results, mem0, args, argv))
 
 
-def rewrite_from_json(args: argparse.Namespace) -> str:
+def load_results() -> tuple[list[Result], dict[int, dict[str, Any]], list[str]]:
     saved = json.loads((RESULTS / "perf.json").read_text())
     results = []
     for entry in saved["results"]:
         numbers = {k: v for k, v in entry.items() if k not in ("corpus", "n", "spread")}
         results.append(Result(Config(entry["n"], entry["spread"]), numbers))
     mem0 = {int(n): m for n, m in saved["mem0"].items()}
-    args.workers = saved.get("workers", args.workers)
-    return write_results(results, mem0, args, argv=saved["argv"])
+    return results, mem0, saved["argv"]
+
+
+def rewrite_from_json(args: argparse.Namespace) -> str:
+    results, mem0, argv = load_results()
+    args.workers = json.loads((RESULTS / "perf.json").read_text()).get("workers", args.workers)
+    return write_results(results, mem0, args, argv)
 
 
 def write_results(
     results: list[Result],
     mem0: dict[int, dict[str, Any]],
     args: argparse.Namespace,
-    argv: list[str] | None = None,
+    argv: list[str],
 ) -> str:
     RESULTS.mkdir(exist_ok=True)
     text = report(results, mem0, args)
@@ -809,7 +823,7 @@ def write_results(
                     for r in results
                 ],
                 "mem0": mem0,
-                "argv": sys.argv[1:] if argv is None else argv,
+                "argv": argv,
                 "workers": args.workers,
             },
             indent=2,

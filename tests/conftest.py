@@ -7,16 +7,13 @@ Each test works in its own namespace, so tests never see each other's data.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-import psycopg
 import pytest
 
 from hindsight.config import Settings
@@ -26,7 +23,7 @@ from hindsight.runtime.embedded_postgres import embedded_postgres
 from hindsight.runtime.embedded_redis import RedisProcess
 from tests.support import fake_brain
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.servers import ThreadServer
+from tests.support.servers import ThreadServer, separate_database
 
 ADMIN_KEY = "test-admin-key-0123456789"
 
@@ -53,27 +50,6 @@ def migrated(pg_url: str) -> str:
     )
     migrate.upgrade(config)
     return pg_url
-
-
-@contextlib.contextmanager
-def separate_database(pg_url: str, migrate_it: bool = True) -> Iterator[str]:
-    """A database of its own on the test server (migrated unless asked not to), dropped
-    afterwards. For servers whose background workers must not meet other tests' data."""
-    name = "t_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    url = urlunsplit(urlsplit(pg_url)._replace(path="/" + name))
-    try:
-        if migrate_it:
-            migrate.upgrade(
-                migrate.alembic_config(
-                    url, embedding_name=BuiltinEmbedder.VERSION, embedding_dimensions=384
-                )
-            )
-        yield url
-    finally:
-        with psycopg.connect(pg_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
 
 
 @pytest.fixture(scope="module")

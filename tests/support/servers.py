@@ -1,4 +1,5 @@
-"""Real servers for tests: the app under uvicorn in a thread or a subprocess."""
+"""Real servers for tests (and the benchmarks): a database of its own on a PostgreSQL server,
+the app under uvicorn in a thread or a subprocess."""
 
 from __future__ import annotations
 
@@ -9,20 +10,46 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+import psycopg
 import uvicorn
 
 from hindsight.api.app import create_app
 from hindsight.config import Settings
+from hindsight.db import migrate
+from hindsight.embeddings.builtin import BuiltinEmbedder
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def separate_database(server_url: str, migrate_it: bool = True) -> Iterator[str]:
+    """A database of its own on the server (migrated unless asked not to), dropped
+    afterwards. For servers whose background workers must not meet other tests' data."""
+    name = "t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = urlunsplit(urlsplit(server_url)._replace(path="/" + name))
+    try:
+        if migrate_it:
+            migrate.upgrade(
+                migrate.alembic_config(
+                    url, embedding_name=BuiltinEmbedder.VERSION, embedding_dimensions=384
+                )
+            )
+        yield url
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
 
 
 def wait_ready(url: str, timeout: float = 30.0, path: str = "/healthz") -> None:
@@ -72,9 +99,11 @@ class ThreadServer:
         return self.app.state.hindsight
 
 
-def spawn_server(env: dict[str, str], *, workers: int = 1) -> tuple[subprocess.Popen[bytes], str]:
+def spawn_server(
+    env: dict[str, str], *, workers: int = 1, ready_path: str = "/healthz", timeout: float = 30
+) -> tuple[subprocess.Popen[bytes], str]:
     """Start the app in its own process (`uvicorn --factory`), as a replica runs, with only
-    the HINDSIGHT_* settings given; return it with its URL once it answers."""
+    the HINDSIGHT_* settings given; return it with its URL once `ready_path` answers."""
     port = free_port()
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
     full_env.update(env)
@@ -91,6 +120,7 @@ def spawn_server(env: dict[str, str], *, workers: int = 1) -> tuple[subprocess.P
             str(port),
             "--log-level",
             "warning",
+            "--no-access-log",
             "--workers",
             str(workers),
         ],
@@ -98,7 +128,7 @@ def spawn_server(env: dict[str, str], *, workers: int = 1) -> tuple[subprocess.P
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_ready(url)
+        wait_ready(url, timeout, ready_path)
     except BaseException:
         proc.kill()
         raise

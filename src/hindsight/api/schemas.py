@@ -21,6 +21,7 @@ from hindsight.api.validation import (
     Tag,
     Value,
 )
+from hindsight.services.memory import Observation
 
 MemoryType = Literal["fact", "preference", "experience", "reflection", "relation"]
 Status = Literal["active", "archived"]
@@ -52,6 +53,20 @@ class MemoryIn(Strict):
     metadata: Metadata = Field(default_factory=dict)
     verified: bool = False
     permanent: bool = False
+
+    def observation(self) -> Observation:
+        return Observation(
+            key=self.key,
+            value=self.value,
+            memory_type=self.memory_type,
+            source=self.source,
+            confidence=self.confidence,
+            importance=self.importance,
+            tags=self.tags,
+            metadata=self.metadata,
+            verified=self.verified,
+            permanent=self.permanent,
+        )
 
 
 class BatchIn(Strict):

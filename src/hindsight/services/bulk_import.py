@@ -253,18 +253,4 @@ def parse_line(line: str, default_namespace: str | None, number: int) -> ImportI
     except ValidationError as exc:
         first = exc.errors()[0]
         raise InvalidInput(f"line {number}: {field_path(first['loc'])}: {first['msg']}") from None
-    return ImportItem(
-        namespace,
-        Observation(
-            key=m.key,
-            value=m.value,
-            memory_type=m.memory_type,
-            source=m.source,
-            confidence=m.confidence,
-            importance=m.importance,
-            tags=m.tags,
-            metadata=m.metadata,
-            verified=m.verified,
-            permanent=m.permanent,
-        ),
-    )
+    return ImportItem(namespace, m.observation())

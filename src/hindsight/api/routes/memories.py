@@ -23,25 +23,10 @@ from hindsight.api.schemas import (
     MemoryType,
     ObserveResult,
 )
-from hindsight.services.memory import ForgetPolicy, Observation, Outcome
+from hindsight.services.memory import ForgetPolicy, Outcome
 from hindsight.stores.filters import MemoryFilter
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["memories"])
-
-
-def _observation(m: MemoryIn) -> Observation:
-    return Observation(
-        key=m.key,
-        value=m.value,
-        memory_type=m.memory_type,
-        source=m.source,
-        confidence=m.confidence,
-        importance=m.importance,
-        tags=m.tags,
-        metadata=m.metadata,
-        verified=m.verified,
-        permanent=m.permanent,
-    )
 
 
 def observe_result(o: Outcome) -> ObserveResult:
@@ -75,7 +60,7 @@ async def observe_batch(
     """Store or reinforce up to 1,000 memories in one transaction; one result per item,
     in order."""
     outcomes = await core.memories.observe(
-        namespace, [_observation(m) for m in body.memories], actor=principal.name
+        namespace, [m.observation() for m in body.memories], actor=principal.name
     )
     if any(o.outcome == "created" for o in outcomes):
         response.status_code = status.HTTP_201_CREATED
@@ -91,7 +76,7 @@ async def observe_one(
     response: Response,
 ) -> ObserveResult:
     """Store or reinforce one memory (201 when created, 200 otherwise)."""
-    (outcome,) = await core.memories.observe(namespace, [_observation(body)], actor=principal.name)
+    (outcome,) = await core.memories.observe(namespace, [body.observation()], actor=principal.name)
     if outcome.outcome != "created":
         response.status_code = status.HTTP_200_OK
     return observe_result(outcome)
