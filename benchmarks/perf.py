@@ -745,6 +745,9 @@ def main() -> None:
     parser.add_argument(
         "--spread", type=int, default=0, help="also load the largest size over this many namespaces"
     )
+    parser.add_argument(
+        "--spread-only", action="store_true", help="measure only the spread corpus (with --merge)"
+    )
     parser.add_argument("--queries", type=int, default=400)
     parser.add_argument("--quality-queries", type=int, default=150)
     parser.add_argument("--workers", type=int, default=1, help="as HINDSIGHT_WORKERS")
@@ -769,7 +772,7 @@ def main() -> None:
     # `kill` stops the run like Ctrl-C, so the embedded servers it started stop too
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     sizes = [int(x) for x in args.sizes.split(",") if x]
-    configs = [Config(n, 1) for n in sizes]
+    configs = [] if args.spread_only else [Config(n, 1) for n in sizes]
     if args.spread > 1 and sizes:
         configs.append(Config(max(sizes), args.spread))
     results, mem0, argv = load_results() if args.merge else ([], {}, [])

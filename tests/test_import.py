@@ -120,3 +120,39 @@ def test_import_reads_standard_input(fresh_db: str, redis_url: str) -> None:
     with ThreadServer(make_settings(), fresh_db, redis_url) as srv:
         hits = Api.at(srv.url, "piped").recall("piped memory 2", k=1)["results"]
     assert hits[0]["key"] == "k2"
+
+
+def test_index_builds_get_memory_for_the_whole_graph_and_give_it_back(fresh_db: str) -> None:
+    """A graph that outgrows maintenance_work_mem is finished on disk, several times slower:
+    a million 384-d memories need more than 1 GB. The setting is reset afterwards, so the
+    pooled connection that built the indexes does not keep it."""
+    import asyncio
+
+    from hindsight import core
+    from hindsight.db.schema import index_build_memory_mb
+    from hindsight.services.bulk_import import BulkImporter, parse_line
+    from tests.conftest import make_settings
+
+    assert index_build_memory_mb(10_000, 384, 4096) == 1024
+    assert 1800 < index_build_memory_mb(1_000_000, 384, 4096) < 2400
+    assert index_build_memory_mb(1_000_000, 1536, 4096) == 4096  # HINDSIGHT_INDEX_BUILD_…
+    assert index_build_memory_mb(1_000_000, 384, 512) == 512
+
+    async def go() -> tuple[str, str]:
+        settings = make_settings(db_pool_min=1, db_pool_max=1, index_build_memory_mb=100)
+        hs = await core.start(settings, database_url=fresh_db, redis_url=None, background=False)
+        try:
+            async with hs.pool.connection() as conn:
+                before = await (await conn.execute("SHOW maintenance_work_mem")).fetchone()
+            items = [parse_line(f'{{"key": "k{i}", "value": "v {i}"}}', "ns", i) for i in range(50)]
+            importer = BulkImporter(settings, hs.pool, hs.embedder, hs.memories)
+            report = await importer.run(items, total=len(items), rebuild_indexes=True)
+            assert report.indexes_rebuilt and report.copied == 50
+            async with hs.pool.connection() as conn:
+                after = await (await conn.execute("SHOW maintenance_work_mem")).fetchone()
+            return before["maintenance_work_mem"], after["maintenance_work_mem"]
+        finally:
+            await hs.aclose()
+
+    before, after = asyncio.run(go())
+    assert after == before

@@ -113,6 +113,13 @@ class Settings(BaseSettings):
         ge=0,
         description="Large namespaces: postings of the rarest query terms scored exactly.",
     )
+    index_build_memory_mb: int = Field(
+        default=4096,
+        ge=64,
+        le=1_048_576,
+        description="Most memory (maintenance_work_mem) an import or re-embed may give an "
+        "HNSW index build.",
+    )
     access_flush_interval_ms: int = Field(default=50, ge=1, le=60_000)
     recall_log_retention_days: int = Field(default=30, ge=0)
 

@@ -379,7 +379,13 @@ def reembed(batch_size: int, yes: bool) -> None:
             if not yes and not click.confirm("Re-embed them all?", default=True):
                 raise click.Abort()
             with click.progressbar(length=p.memories, label="re-embedding", file=sys.stderr) as bar:
-                total = await job.run(pool, embedder, batch_size=batch_size, progress=bar.update)
+                total = await job.run(
+                    pool,
+                    embedder,
+                    batch_size=batch_size,
+                    index_memory_mb=settings.index_build_memory_mb,
+                    progress=bar.update,
+                )
             click.echo(f"re-embedded {total} memories with {p.new_model}")
         finally:
             await pool.close()

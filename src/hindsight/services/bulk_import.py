@@ -25,7 +25,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
-from hindsight.db.schema import SEARCH_INDEXES
+from hindsight.db.schema import SEARCH_INDEXES, index_build_session
 from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import document_vector
@@ -113,17 +113,21 @@ class BulkImporter:
 
     async def _build_indexes(self) -> None:
         async with self._pool.connection() as conn:
-            # HNSW builds fastest with the graph in memory and both cores at work
-            await conn.execute("SET maintenance_work_mem = '1GB'")
-            await conn.execute("SET max_parallel_maintenance_workers = 2")
+            await conn.execute("ANALYZE long_term_memory")
+            cur = await conn.execute(
+                "SELECT reltuples::bigint AS n FROM pg_class WHERE relname = 'long_term_memory'"
+            )
+            rows = int((await cur.fetchone() or {"n": 0})["n"])
             cur = await conn.execute(
                 "SELECT indexname FROM pg_indexes WHERE tablename = 'long_term_memory'"
             )
             present = {r["indexname"] for r in await cur.fetchall()}
-            for name, ddl in SEARCH_INDEXES.items():
-                if name not in present:
-                    await conn.execute(ddl)
-            await conn.execute("ANALYZE long_term_memory")
+            async with index_build_session(
+                conn, rows, self._embedder.dimensions, self._settings.index_build_memory_mb
+            ):
+                for name, ddl in SEARCH_INDEXES.items():
+                    if name not in present:
+                        await conn.execute(ddl)
 
     async def _existing(self, items: list[ImportItem]) -> set[tuple[str, str]]:
         async with self._pool.connection() as conn:

@@ -20,7 +20,12 @@ from pgvector import HalfVector
 from psycopg_pool import AsyncConnectionPool
 
 from hindsight.db.pool import Connection
-from hindsight.db.schema import EMBEDDING_INDEX, embedding_index_sql, stored_embedding
+from hindsight.db.schema import (
+    EMBEDDING_INDEX,
+    embedding_index_sql,
+    index_build_session,
+    stored_embedding,
+)
 from hindsight.embeddings.base import Embedder
 from hindsight.services.memory import memory_text
 
@@ -60,9 +65,11 @@ async def run(
     embedder: Embedder,
     *,
     batch_size: int = 256,
+    index_memory_mb: int = 1024,
     progress: Callable[[int], None] = lambda n: None,
 ) -> int:
-    """Re-embed everything; the number of memories re-embedded."""
+    """Re-embed everything; the number of memories re-embedded. `index_memory_mb` caps the
+    memory the new HNSW index's build may take."""
     width = int(embedder.dimensions)
     async with pool.connection() as conn:
         cur = await conn.execute(
@@ -102,7 +109,8 @@ async def run(
     async with pool.connection() as conn:
         # an interrupted CONCURRENTLY build leaves an invalid index behind: build afresh
         await conn.execute(f"DROP INDEX IF EXISTS {NEXT_INDEX}")
-        await conn.execute(embedding_index_sql("embedding_next", NEXT_INDEX, concurrently=True))
+        async with index_build_session(conn, done, width, index_memory_mb):
+            await conn.execute(embedding_index_sql("embedding_next", NEXT_INDEX, concurrently=True))
         async with conn.transaction():
             # writes wait from here to the commit; reads go on
             await conn.execute("LOCK TABLE long_term_memory IN SHARE ROW EXCLUSIVE MODE")
