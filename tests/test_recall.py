@@ -254,3 +254,55 @@ def test_two_hops_follow_the_best_hit(api: Api) -> None:
     assert second["hop"] == 2 and second["via"] == two[0]["id"]
     assert two[1]["score"] <= two[0]["score"] * 0.9 + 1e-9
     assert two[0]["components"]["hop"] is None
+
+
+def test_a_small_namespace_beside_a_big_one_is_not_read_by_scanning_the_table(
+    fresh_db: str, redis_url: str
+) -> None:
+    """The search pool plans recall's statements once, for any namespace. That plan must
+    not read the whole table for a small namespace because the first namespaces it was
+    used for were big (at 1M memories: 0.7 s instead of 1 ms)."""
+    import asyncio
+
+    import psycopg
+    from pgvector import HalfVector
+
+    from hindsight.db.pool import open_pool
+    from hindsight.embeddings.builtin import BuiltinEmbedder
+    from hindsight.retrieval.keywords import query_terms
+    from hindsight.stores import memories as memory_store
+    from hindsight.stores.filters import MemoryFilter
+
+    settings = make_settings(exact_search_max_rows=200)
+    with ThreadServer(settings, fresh_db, redis_url) as srv:
+        Api.at(srv.url, "big").observe(
+            *({"key": f"k{i}", "value": f"note {i} on the harbour crane"} for i in range(600))
+        )
+        with psycopg.connect(fresh_db, autocommit=True) as conn:
+            conn.execute("ANALYZE long_term_memory")  # one namespace, as far as it knows
+        Api.at(srv.url, "tiny").observe({"key": "k", "value": "the crane in the harbour"})
+
+    def search(namespace: str) -> memory_store.Search:
+        terms, counts = query_terms("harbour crane")
+        vector = HalfVector(BuiltinEmbedder().embed_one("harbour crane"))
+        return memory_store.Search(namespace, vector, terms, counts, MemoryFilter(), 20, 200, 3000)
+
+    async def scans_of_tiny(arm: str) -> tuple[int, int]:
+        pool = await open_pool(settings, fresh_db, search=True)
+        try:
+            async with pool.connection() as conn:
+                for _ in range(8):  # prepared after 5, then planned once for all
+                    assert await memory_store.arm_candidates(conn, search("big"), arm)
+                async with conn.transaction():
+                    found = await memory_store.arm_candidates(conn, search("tiny"), arm)
+                    cur = await conn.execute(
+                        "SELECT seq_scan FROM pg_stat_xact_user_tables "
+                        "WHERE relname = 'long_term_memory'"
+                    )
+                    row = await cur.fetchone()
+            return len(found), row["seq_scan"] if row else -1
+        finally:
+            await pool.close()
+
+    for arm in ("vector", "keyword"):
+        assert asyncio.run(scans_of_tiny(arm)) == (1, 0), arm
