@@ -122,6 +122,29 @@ def test_import_reads_standard_input(fresh_db: str, redis_url: str) -> None:
     assert hits[0]["key"] == "k2"
 
 
+def test_an_interleaved_import_keeps_each_namespace_on_its_own_pages(
+    fresh_db: str, tmp_path: Path
+) -> None:
+    """Recall of a small namespace reads every row of it; rows arriving interleaved with
+    other namespaces' rows would each cost a page of their own."""
+    rows: list[dict[str, object]] = [
+        {"namespace": f"agent{i % 20}", "key": f"k{i}", "value": f"note {i} " + "word " * 40}
+        for i in range(2_000)
+    ]
+    out = hindsight("import", str(write(tmp_path / "mixed.jsonl", rows)), database_url=fresh_db)
+    assert out.returncode == 0, out.stderr
+    with psycopg.connect(fresh_db) as conn:
+        (pages,) = conn.execute(
+            "SELECT count(DISTINCT (ctid::text::point)[0]) FROM long_term_memory "
+            "WHERE namespace = 'agent7'"
+        ).fetchone() or (0,)
+        (per_page,) = conn.execute(
+            "SELECT count(*)::float8 / count(DISTINCT (ctid::text::point)[0]) FROM long_term_memory"
+        ).fetchone() or (1.0,)
+    # 100 rows of agent7 among 2,000: interleaved, nearly every one on a page of its own
+    assert pages <= 100 / per_page + 2, (pages, per_page)
+
+
 def test_index_builds_get_memory_for_the_whole_graph_and_give_it_back(fresh_db: str) -> None:
     """A graph that outgrows maintenance_work_mem is finished on disk, several times slower:
     a million 384-d memories need more than 1 GB. The setting is reset afterwards, so the
