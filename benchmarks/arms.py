@@ -1,0 +1,167 @@
+"""Where a recall's database time goes: each arm's statement on its own, cold and warm.
+
+    python -m benchmarks.arms --n 100000                         # one namespace
+    python -m benchmarks.arms --n 1000000 --spread 1000 --keep /var/tmp/hsb
+
+Loads N memories as `benchmarks.perf` does (with `--keep`, into a database kept there and
+reused by later runs), starts the embedded PostgreSQL afresh, so its shared buffers are
+empty while the operating system's page cache is not, and then for each arm (the
+service's own statements, as recall runs them):
+- cold: the first pass over the queries, as EXPLAIN (ANALYZE, BUFFERS): execution and
+  planning time, and the buffers found in shared memory (hit) or read from the OS (read);
+- warm: a later pass, timed at the client as the service would see it, and its buffers.
+It also times the id-only HNSW query (`ORDER BY embedding <=> q LIMIT 10`, the usual
+pgvector benchmark query) for reference. The cold pass of each arm uses its own queries,
+so neither arm warms the other's pages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from pgvector import HalfVector
+
+from benchmarks import perf
+from benchmarks.corpus import Corpus
+from benchmarks.stack import stores
+from hindsight.config import Settings
+from hindsight.db import migrate
+from hindsight.db.pool import Connection, open_pool
+from hindsight.embeddings.builtin import BuiltinEmbedder
+from hindsight.retrieval.keywords import query_terms
+from hindsight.stores import memories as memory_store
+from hindsight.stores.filters import MemoryFilter
+
+ARMS = ("vector", "keyword")
+
+
+def searches(settings: Settings, spread: int, count: int) -> list[memory_store.Search]:
+    rng = random.Random(99)
+    corpus = Corpus(seed=99)
+    names = perf.namespaces(spread)
+    embedder = BuiltinEmbedder()
+    out = []
+    for _ in range(count):
+        namespace, query = rng.choice(names), corpus.query()
+        terms, counts = query_terms(query)
+        out.append(
+            memory_store.Search(
+                namespace,
+                HalfVector(embedder.embed_one(query)),
+                terms,
+                counts,
+                MemoryFilter(),
+                settings.recall_candidates,
+                settings.exact_search_max_rows,
+                settings.keyword_postings_budget,
+            )
+        )
+    return out
+
+
+def buffers(plan: dict[str, Any]) -> tuple[int, int]:
+    return plan.get("Shared Hit Blocks", 0), plan.get("Shared Read Blocks", 0)
+
+
+async def explained(conn: Connection, search: memory_store.Search, arm: str) -> dict[str, float]:
+    sql, params = search.statement(arm)
+    cur = await conn.execute(
+        "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) " + sql, params, binary=True
+    )
+    row = await cur.fetchone()
+    assert row is not None
+    (out,) = row.values()
+    top = out[0]
+    hit, read = buffers(top["Plan"])
+    return {
+        "exec_ms": top["Execution Time"],
+        "plan_ms": top["Planning Time"],
+        "hit": hit,
+        "read": read,
+    }
+
+
+def medians(rows: list[dict[str, float]]) -> dict[str, float]:
+    return {k: round(statistics.median(r[k] for r in rows), 2) for k in rows[0]}
+
+
+async def measure(url: str, settings: Settings, spread: int, queries: int) -> dict[str, Any]:
+    pool = await open_pool(settings.model_copy(update={"db_pool_min": 1}), url, search=True)
+    found = searches(settings, spread, queries * len(ARMS))
+    out: dict[str, Any] = {}
+    async with pool.connection() as conn:
+        for i, arm in enumerate(ARMS):
+            mine = found[i * queries : (i + 1) * queries]
+            out[f"{arm} cold"] = medians([await explained(conn, s, arm) for s in mine])
+        for arm in ARMS:
+            mine = found[:queries]
+            for s in mine:  # warm what both arms read
+                await memory_store.arm_candidates(conn, s, arm)
+            client = []
+            for s in mine:
+                start = time.perf_counter()
+                await memory_store.arm_candidates(conn, s, arm)
+                client.append((time.perf_counter() - start) * 1000)
+            warm = medians([await explained(conn, s, arm) for s in mine])
+            out[f"{arm} warm"] = warm | {"client_ms": round(statistics.median(client), 2)}
+        id_only = []
+        for s in found[:queries]:
+            start = time.perf_counter()
+            await conn.execute(
+                "SELECT id FROM long_term_memory WHERE namespace = %s "
+                "ORDER BY embedding <=> %s LIMIT 10",
+                (s.namespace, s.query_vector),
+            )
+            id_only.append((time.perf_counter() - start) * 1000)
+        out["id-only HNSW query, warm"] = {"client_ms": round(statistics.median(id_only), 2)}
+    await pool.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--spread", type=int, default=1)
+    parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--keep", type=Path, help="keep the loaded database in this directory")
+    args = parser.parse_args()
+    name = f"arms_{args.n}_{args.spread}"
+    with stores(args.keep) as s:
+        settings = Settings(api_key="x" * 20, data_dir=s.root)
+        url = urlunsplit(urlsplit(s.server_url)._replace(path="/" + name))
+        with psycopg.connect(s.server_url, autocommit=True) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+            loaded = exists.fetchone() is not None
+            if not loaded:
+                conn.execute(f"CREATE DATABASE {name}")
+        if not loaded:
+            migrate.upgrade(
+                migrate.alembic_config(
+                    url, embedding_name=BuiltinEmbedder.VERSION, embedding_dimensions=384
+                )
+            )
+            print("loading ...", asyncio.run(perf.load(url, args.n, args.spread, settings)))
+        with psycopg.connect(url) as conn:
+            sizes = conn.execute(
+                "SELECT current_setting('shared_buffers'), "
+                "pg_size_pretty(pg_database_size(current_database()))"
+            ).fetchone()
+        print(f"{args.n:,} memories in {args.spread:,} namespace(s); shared_buffers, database:")
+        print(sizes)
+        measured = asyncio.run(measure(url, settings, args.spread, args.queries))
+        for label, numbers in measured.items():
+            print(f"{label:>26}: {numbers}")
+
+
+if __name__ == "__main__":
+    main()
