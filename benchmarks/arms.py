@@ -4,9 +4,9 @@
     python -m benchmarks.arms --n 1000000 --spread 1000 --keep /var/tmp/hsb
 
 Loads N memories as `benchmarks.perf` does (with `--keep`, into a database kept there and
-reused by later runs), starts the embedded PostgreSQL afresh, so its shared buffers are
-empty while the operating system's page cache is not, and then for each arm (the
-service's own statements, as recall runs them):
+reused by later runs of either benchmark), starts the embedded PostgreSQL afresh, so its
+shared buffers are empty while the operating system's page cache is not, and then for each
+arm (the service's own statements, as recall runs them):
 - cold: the first pass over the queries, as EXPLAIN (ANALYZE, BUFFERS): execution and
   planning time, and the buffers found in shared memory (hit) or read from the OS (read);
 - warm: a later pass, timed at the client as the service would see it, and its buffers.
@@ -24,7 +24,6 @@ import statistics
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from pgvector import HalfVector
@@ -33,7 +32,6 @@ from benchmarks import perf
 from benchmarks.corpus import Corpus
 from benchmarks.stack import stores
 from hindsight.config import Settings
-from hindsight.db import migrate
 from hindsight.db.pool import Connection, open_pool
 from hindsight.embeddings.builtin import BuiltinEmbedder
 from hindsight.retrieval.keywords import query_terms
@@ -135,30 +133,18 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--keep", type=Path, help="keep the loaded database in this directory")
     args = parser.parse_args()
-    name = f"arms_{args.n}_{args.spread}"
     with stores(args.keep) as s:
         settings = Settings(api_key="x" * 20, data_dir=s.root)
-        url = urlunsplit(urlsplit(s.server_url)._replace(path="/" + name))
-        with psycopg.connect(s.server_url, autocommit=True) as conn:
-            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
-            loaded = exists.fetchone() is not None
-            if not loaded:
-                conn.execute(f"CREATE DATABASE {name}")
-        if not loaded:
-            migrate.upgrade(
-                migrate.alembic_config(
-                    url, embedding_name=BuiltinEmbedder.VERSION, embedding_dimensions=384
-                )
-            )
-            print("loading ...", asyncio.run(perf.load(url, args.n, args.spread, settings)))
-        with psycopg.connect(url) as conn:
-            sizes = conn.execute(
-                "SELECT current_setting('shared_buffers'), "
-                "pg_size_pretty(pg_database_size(current_database()))"
-            ).fetchone()
-        print(f"{args.n:,} memories in {args.spread:,} namespace(s); shared_buffers, database:")
+        config = perf.Config(args.n, args.spread)
+        with perf.loaded(s, config, settings, keep=args.keep is not None) as (url, load):
+            with psycopg.connect(url) as conn:
+                sizes = conn.execute(
+                    "SELECT current_setting('shared_buffers'), "
+                    "pg_size_pretty(pg_database_size(current_database()))"
+                ).fetchone()
+            measured = asyncio.run(measure(url, settings, args.spread, args.queries))
+        print(f"{config.name} memories, loaded at {load}; shared_buffers, database size:")
         print(sizes)
-        measured = asyncio.run(measure(url, settings, args.spread, args.queries))
         for label, numbers in measured.items():
             print(f"{label:>26}: {numbers}")
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 
 from benchmarks.corpus import Corpus
 from benchmarks.stack import Service, Stores, service, stores
@@ -407,6 +409,31 @@ class Result:
     numbers: dict[str, Any] = field(default_factory=dict)
 
 
+@contextlib.contextmanager
+def loaded(
+    s: Stores, cfg: Config, settings: Settings, *, keep: bool
+) -> Iterator[tuple[str, dict[str, float]]]:
+    """A database holding the corpus, and its load numbers. Kept corpora are loaded once
+    and reused by later runs with the same data dir, as the last run left them; the load
+    numbers are those of the run that loaded it."""
+    if not keep:
+        with s.database() as url:
+            print(f"[{cfg.name}] loading ...", flush=True)
+            yield url, asyncio.run(load(url, cfg.n, cfg.spread, settings))
+        return
+    name = f"corpus_{cfg.n}_{cfg.spread}"
+    record = s.root / f"{name}.json"
+    url, created = s.kept_database(name)
+    if created or not record.exists():
+        if not created:  # a load that did not finish
+            with psycopg.connect(s.server_url, autocommit=True) as conn:
+                conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+            url, _ = s.kept_database(name)
+        print(f"[{cfg.name}] loading (kept in {s.root}) ...", flush=True)
+        record.write_text(json.dumps(asyncio.run(load(url, cfg.n, cfg.spread, settings))))
+    yield url, json.loads(record.read_text())
+
+
 def run_config(s: Stores, cfg: Config, args: argparse.Namespace) -> Result:
     result = Result(cfg)
     base = Settings(api_key="x" * 20, data_dir=s.root)
@@ -414,10 +441,10 @@ def run_config(s: Stores, cfg: Config, args: argparse.Namespace) -> Result:
     q_corpus = Corpus(seed=99)
     nss = namespaces(cfg.spread)
     queries = [(rng.choice(nss), q_corpus.query()) for _ in range(args.queries)]
-    with s.database() as url:
-        print(f"[{cfg.name}] loading ...", flush=True)
-        result.numbers["load"] = asyncio.run(load(url, cfg.n, cfg.spread, base))
-        print(f"[{cfg.name}] {result.numbers['load']}", flush=True)
+    keep = args.keep is not None and cfg.n > args.write_max
+    with loaded(s, cfg, base, keep=keep) as (url, load_numbers):
+        result.numbers["load"] = load_numbers
+        print(f"[{cfg.name}] {load_numbers}", flush=True)
         with service(url, s.redis_url, workers=args.workers) as svc:
             for call in recall_calls(queries[:50], {}):  # warm caches and statements
                 with svc.client() as c:
@@ -754,6 +781,13 @@ def main() -> None:
     parser.add_argument(
         "--write-max", type=int, default=100_000, help="measure writes on corpora up to this size"
     )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="keep the stores in this directory, and with them the corpora larger than "
+        "--write-max (loading a million memories takes about half an hour): later runs "
+        "with the same directory reuse them",
+    )
     parser.add_argument("--no-mem0", action="store_true")
     parser.add_argument("--mem0-sizes", default="10000,100000")
     parser.add_argument(
@@ -777,7 +811,7 @@ def main() -> None:
         configs.append(Config(max(sizes), args.spread))
     results, mem0, argv = load_results() if args.merge else ([], {}, [])
     argv = [*argv, "+", *sys.argv[1:]] if argv else sys.argv[1:]
-    with stores() as s:
+    with stores(args.keep) as s:
         for cfg in configs:
             result = run_config(s, cfg, args)
             results = [r for r in results if r.config != cfg] + [result]
