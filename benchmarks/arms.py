@@ -26,15 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from pgvector import HalfVector
 
 from benchmarks import perf
 from benchmarks.corpus import Corpus
 from benchmarks.stack import stores
 from hindsight.config import Settings
 from hindsight.db.pool import Connection, open_pool
-from hindsight.embeddings.builtin import BuiltinEmbedder
-from hindsight.retrieval.keywords import query_terms
 from hindsight.stores import memories as memory_store
 from hindsight.stores.filters import MemoryFilter
 
@@ -45,24 +42,8 @@ def searches(settings: Settings, spread: int, count: int) -> list[memory_store.S
     rng = random.Random(99)
     corpus = Corpus(seed=99)
     names = perf.namespaces(spread)
-    embedder = BuiltinEmbedder()
-    out = []
-    for _ in range(count):
-        namespace, query = rng.choice(names), corpus.query()
-        terms, counts = query_terms(query)
-        out.append(
-            memory_store.Search(
-                namespace,
-                HalfVector(embedder.embed_one(query)),
-                terms,
-                counts,
-                MemoryFilter(),
-                settings.recall_candidates,
-                settings.exact_search_max_rows,
-                settings.keyword_postings_budget,
-            )
-        )
-    return out
+    chosen = [(rng.choice(names), corpus.query()) for _ in range(count)]
+    return [perf.search_of(ns, q, settings, MemoryFilter()) for ns, q in chosen]
 
 
 def buffers(plan: dict[str, Any]) -> tuple[int, int]:
