@@ -4,15 +4,16 @@
     python -m benchmarks.arms --n 1000000 --spread 1000 --keep /var/tmp/hsb
 
 Loads N memories as `benchmarks.perf` does (with `--keep`, into a database kept there and
-reused by later runs of either benchmark), starts the embedded PostgreSQL afresh, so its
-shared buffers are empty while the operating system's page cache is not, and then for each
-arm (the service's own statements, as recall runs them):
+reused by later runs of either benchmark), then for each arm (the service's own statements,
+as recall runs them) measures:
 - cold: the first pass over the queries, as EXPLAIN (ANALYZE, BUFFERS): execution and
   planning time, and the buffers found in shared memory (hit) or read from the OS (read);
 - warm: a later pass, timed at the client as the service would see it, and its buffers.
 It also times the id-only HNSW query (`ORDER BY embedding <=> q LIMIT 10`, the usual
 pgvector benchmark query) for reference. The cold pass of each arm uses its own queries,
-so neither arm warms the other's pages.
+so neither arm warms the other's pages. The cold pass is cold only in a run that reuses a
+kept corpus: PostgreSQL has just started, so its shared buffers are empty while the
+operating system's page cache is not.
 """
 
 from __future__ import annotations
