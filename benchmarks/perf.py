@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
+from tests.support.servers import create_database, database_url, drop_database
 
 from benchmarks.corpus import Corpus
 from benchmarks.stack import Service, Stores, service, stores
@@ -425,15 +425,12 @@ def loaded(
         return
     name = f"corpus_{cfg.n}_{cfg.spread}"
     record = s.root / f"{name}.json"
-    url, created = s.kept_database(name)
-    if created or not record.exists():
-        if not created:  # a load that did not finish
-            with psycopg.connect(s.server_url, autocommit=True) as conn:
-                conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
-            url, _ = s.kept_database(name)
+    if not record.exists():  # never loaded here, or a load that did not finish
+        drop_database(s.server_url, name)
+        url = create_database(s.server_url, name)
         print(f"[{cfg.name}] loading (kept in {s.root}) ...", flush=True)
         record.write_text(json.dumps(asyncio.run(load(url, cfg.n, cfg.spread, settings))))
-    yield url, json.loads(record.read_text())
+    yield database_url(s.server_url, name), json.loads(record.read_text())
 
 
 def run_config(s: Stores, cfg: Config, args: argparse.Namespace) -> Result:

@@ -10,7 +10,6 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 from tests.support.servers import separate_database, spawn_server
@@ -30,27 +29,6 @@ class Stores:
     def database(self, migrate_it: bool = True) -> contextlib.AbstractContextManager[str]:
         """A fresh database on the server, dropped afterwards."""
         return separate_database(self.server_url, migrate_it)
-
-    def kept_database(self, name: str) -> tuple[str, bool]:
-        """A database that stays on the server (in a data dir given to `stores`) for later
-        runs: its URL, and whether it was just created (migrated, empty)."""
-        import psycopg
-
-        from hindsight.db import migrate
-        from hindsight.embeddings.builtin import BuiltinEmbedder
-
-        url = urlunsplit(urlsplit(self.server_url)._replace(path="/" + name))
-        with psycopg.connect(self.server_url, autocommit=True) as conn:
-            found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
-            if found.fetchone() is not None:
-                return url, False
-            conn.execute(f"CREATE DATABASE {name}")
-        migrate.upgrade(
-            migrate.alembic_config(
-                url, embedding_name=BuiltinEmbedder.VERSION, embedding_dimensions=384
-            )
-        )
-        return url, True
 
 
 @contextlib.contextmanager

@@ -31,25 +31,38 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def database_url(server_url: str, name: str) -> str:
+    return urlunsplit(urlsplit(server_url)._replace(path="/" + name))
+
+
+def create_database(server_url: str, name: str, migrate_it: bool = True) -> str:
+    """A new database on the server, migrated unless asked not to; its URL."""
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = database_url(server_url, name)
+    if migrate_it:
+        migrate.upgrade(
+            migrate.alembic_config(
+                url, embedding_name=BuiltinEmbedder.VERSION, embedding_dimensions=384
+            )
+        )
+    return url
+
+
+def drop_database(server_url: str, name: str) -> None:
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
 @contextlib.contextmanager
 def separate_database(server_url: str, migrate_it: bool = True) -> Iterator[str]:
     """A database of its own on the server (migrated unless asked not to), dropped
     afterwards. For servers whose background workers must not meet other tests' data."""
     name = "t_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    url = urlunsplit(urlsplit(server_url)._replace(path="/" + name))
     try:
-        if migrate_it:
-            migrate.upgrade(
-                migrate.alembic_config(
-                    url, embedding_name=BuiltinEmbedder.VERSION, embedding_dimensions=384
-                )
-            )
-        yield url
+        yield create_database(server_url, name, migrate_it)
     finally:
-        with psycopg.connect(server_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+        drop_database(server_url, name)
 
 
 def wait_ready(url: str, timeout: float = 30.0, path: str = "/healthz") -> None:
