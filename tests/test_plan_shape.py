@@ -1,0 +1,132 @@
+"""Recall's statements, planned as the search pool plans them, must read rows in proportion
+to the answer, never to the table.
+
+A timing test cannot show this: the planner picks plans from estimates that change with the
+corpus, the load path, whether ANALYZE has run and the server's cost settings, and the plan
+that worked on one workload hash-joined a whole table on another (271 ms instead of 4). So
+these tests run every arm's statement as a cached generic plan, under PostgreSQL's default
+costs and the embedded server's, on a namespace far larger than the answer, before and after
+ANALYZE, and fail on any node that read more rows than a bound that does not grow with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from benchmarks.corpus import Corpus
+from pgvector import HalfVector
+
+from hindsight import core
+from hindsight.db.pool import open_pool
+from hindsight.embeddings.builtin import BuiltinEmbedder
+from hindsight.retrieval.keywords import query_terms
+from hindsight.services.bulk_import import BulkImporter, parse_line
+from hindsight.stores import memories as memory_store
+from hindsight.stores.filters import MemoryFilter
+from tests.conftest import make_settings
+from tests.support.plans import PlanNode, executed_nodes, explain_generic
+from tests.support.servers import separate_database
+
+BIG = 8_000  # memories in the large namespace
+EXACT_MAX = 500  # namespaces above this go through the indexes
+BUDGET = 400  # keyword postings read at most
+PER_ARM = 20
+# What one recall may read: its candidates, the postings budget, the query's keyword
+# statistics, a small namespace searched exactly. A quarter of the big namespace is far
+# above all of them and far below what a full-table join or scan reads.
+BOUND = BIG // 4
+
+
+@pytest.fixture(scope="module")
+def big_db(pg_url: str) -> Iterator[str]:
+    """One namespace of BIG memories (a Zipf vocabulary, loaded the way `hindsight import`
+    loads), a small one beside it, and statistics not yet gathered."""
+    with separate_database(pg_url) as url:
+        corpus = Corpus(seed=11)
+        lines = [json.dumps({**m, "namespace": "big"}) for m in corpus.memories(BIG)]
+        lines += [json.dumps({**m, "namespace": "tiny"}) for m in corpus.memories(50, "t")]
+
+        async def load() -> None:
+            settings = make_settings()
+            hs = await core.start(settings, database_url=url, redis_url=None, background=False)
+            try:
+                items = [parse_line(line, None, i) for i, line in enumerate(lines)]
+                importer = BulkImporter(settings, hs.pool, hs.embedder, hs.memories)
+                await importer.run(items, total=len(items))
+            finally:
+                await hs.aclose()
+
+        asyncio.run(load())
+        yield url
+
+
+def searches(namespace: str) -> Iterator[tuple[str, memory_store.Search]]:
+    corpus = Corpus(seed=12)
+    embedder = BuiltinEmbedder()
+    queries = [corpus.query() for _ in range(3)]
+    # common words only: the keyword arm falls back to the sparse HNSW index
+    queries.append("user prefers the project team meeting")
+    filters = [
+        MemoryFilter(),
+        MemoryFilter(memory_types=("fact", "preference")),
+        MemoryFilter(tags_any=("work", "home")),
+    ]
+    for query in queries:
+        terms, counts = query_terms(query)
+        vector = HalfVector(embedder.embed_one(query))
+        for f in filters:
+            yield (
+                query,
+                memory_store.Search(
+                    namespace, vector, terms, counts, f, PER_ARM, EXACT_MAX, BUDGET
+                ),
+            )
+
+
+async def overreading_nodes(url: str, namespace: str, costs: str) -> list[str]:
+    settings = make_settings(db_pool_min=1, db_pool_max=1)
+    pool = await open_pool(settings, url, search=True)
+    found: list[str] = []
+    try:
+        async with pool.connection() as conn:
+            await conn.execute(costs)
+            for query, search in searches(namespace):
+                for arm in ("vector", "keyword"):
+                    sql, params = search.statement(arm)
+                    plan = await explain_generic(conn, sql, params)
+                    nodes = list(executed_nodes(plan))
+                    bad: list[PlanNode] = [n for n in nodes if n.rows_read > BOUND]
+                    bad += [
+                        n
+                        for n in nodes
+                        if n.node_type == "Seq Scan" and n.relation == "long_term_memory"
+                    ]
+                    found += [f"{arm} {query!r} {search.filter.as_json()}: {n}" for n in bad]
+    finally:
+        await pool.close()
+    return found
+
+
+# PostgreSQL's own default costs (what a server in Docker or a managed service has), and
+# the embedded server's tuned ones (tuning() in runtime/embedded_postgres.py).
+COSTS = {
+    "default-costs": "SET random_page_cost = 4",
+    "embedded-costs": "SET random_page_cost = 1.1",
+}
+
+
+@pytest.mark.parametrize("costs", list(COSTS))
+@pytest.mark.parametrize("analyzed", [False, True], ids=["before-analyze", "after-analyze"])
+def test_no_recall_statement_reads_rows_in_proportion_to_the_table(
+    big_db: str, costs: str, analyzed: bool
+) -> None:
+    with psycopg.connect(big_db, autocommit=True) as conn:
+        if analyzed:
+            conn.execute("ANALYZE")
+    for namespace in ("big", "tiny"):
+        bad = asyncio.run(overreading_nodes(big_db, namespace, COSTS[costs]))
+        assert not bad, "\n".join(bad[:10])
