@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hindsight import limits
-from hindsight.errors import HindsightError, Unavailable
+from hindsight.errors import HindsightError, RateLimited, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ async def _validation(request: Request, exc: RequestValidationError) -> JSONResp
 
 async def _hindsight(request: Request, exc: HindsightError) -> JSONResponse:
     headers = None
-    if isinstance(exc, Unavailable):
+    if isinstance(exc, Unavailable | RateLimited):
         headers = {"Retry-After": str(exc.retry_after)}
     if exc.status >= 500:
         log.warning("%s %s: %s", request.method, request.url.path, exc.message)
