@@ -50,10 +50,10 @@ class Settings(BaseSettings):
     )
     max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     rate_limit_per_key: float = Field(
-        default=1000, ge=0, description="Requests per second per API key, per process (0: off)."
+        default=5000, ge=0, description="Requests per second per API key, per process (0: off)."
     )
     rate_limit_per_client: float = Field(
-        default=2000,
+        default=10000,
         ge=0,
         description="Requests per second per client address, per process (0: off).",
     )
