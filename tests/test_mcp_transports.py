@@ -226,3 +226,26 @@ def test_clients_with_the_initialize_handshake(server: ThreadServer, ns: str) ->
             await round_trip(client, ns)
 
     run(go)
+
+
+def test_deeply_nested_tool_arguments_are_refused(server: ThreadServer, ns: str) -> None:
+    headers = {
+        "Authorization": f"Bearer {ADMIN_KEY}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
+    answers = {}
+    for depth in (40, 100_000):
+        metadata = '{"a":' * depth + "1" + "}" * depth
+        body = (
+            '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_store",'
+            f'"arguments":{{"key":"k","value":"v","namespace":"{ns}","metadata":{metadata}}}}}}}'
+        )
+        answers[depth] = httpx.post(f"{server.url}/mcp", headers=headers, content=body, timeout=30)
+    refused = answers[40].json()["result"]
+    assert refused["isError"] and "nested more than 32 levels" in refused["content"][0]["text"]
+    assert answers[100_000].status_code == 400
+    assert answers[100_000].json()["error"]["message"].startswith("Parse error")
+    assert (
+        Api.at(server.url, ns).client.get(f"/v1/namespaces/{ns}/memories").json()["memories"] == []
+    )
