@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 import psycopg
+import pytest
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from tests.conftest import Api
+from hindsight.db.pool import open_pool
+from hindsight.errors import RateLimited, Unauthorized
+from hindsight.services.auth import CACHE_SECONDS, Authenticator, KeyService, new_key
+from tests.conftest import ADMIN_KEY, Api, make_settings
 from tests.support.cli import hindsight
-from tests.support.servers import ThreadServer
+from tests.support.servers import ThreadServer, free_port
 
 
 def test_missing_or_wrong_key_is_401(server: ThreadServer, ns: str) -> None:
@@ -65,3 +75,113 @@ def test_scoped_key_from_the_cli(server: ThreadServer, migrated: str, ns: str) -
     assert again.returncode != 0 and "exists" in again.stderr
     bad = hindsight("keys", "create", "x", "--namespace", "no spaces", database_url=migrated)
     assert bad.returncode != 0 and "namespace" in bad.stderr
+
+
+def test_an_authorization_header_that_is_not_utf8_is_401(server: ThreadServer, ns: str) -> None:
+    for path in (f"/v1/namespaces/{ns}/memories", "/mcp"):
+        r = httpx.request(
+            "GET" if path.startswith("/v1") else "POST",
+            server.url + path,
+            headers=[(b"Authorization", b"Bearer \xff\xfe\xfa")],
+        )
+        assert r.status_code == 401, (path, r.text)
+        assert "malformed API key" in r.json()["error"]["message"]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@asynccontextmanager
+async def authenticator(
+    url: str, **options: Any
+) -> AsyncIterator[tuple[Authenticator, Clock, KeyService]]:
+    clock = Clock()
+    pool = await open_pool(make_settings(db_pool_min=1, db_pool_max=4), url)
+    try:
+        yield Authenticator(pool, ADMIN_KEY, clock=clock, **options), clock, KeyService(pool)
+    finally:
+        await pool.close()
+
+
+def test_a_token_that_cannot_be_a_key_is_refused_without_a_database_lookup() -> None:
+    """With PostgreSQL unreachable, only a well-formed key needs it (503); anything else is
+    refused at once (401) — it never queues for a connection."""
+
+    async def go() -> None:
+        nowhere = f"postgresql://nobody@127.0.0.1:{free_port()}/none"
+        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(nowhere, open=False, timeout=0.5)
+        await pool.open(wait=False)
+        auth = Authenticator(pool, ADMIN_KEY)
+        for header in ("Bearer nope", "Bearer " + "x" * 600, "Bearer hs_short", "Bearer a b"):
+            with pytest.raises(Unauthorized):
+                await auth.authenticate(header)
+        assert (await auth.authenticate(f"Bearer {ADMIN_KEY}")).is_admin
+        with pytest.raises(PoolTimeout):  # a real key's lookup does reach for the database
+            await auth.authenticate("Bearer " + new_key())
+        await pool.close(timeout=0)
+
+    asyncio.run(go())
+
+
+def test_a_flood_of_unknown_keys_does_not_evict_the_keys_in_use(migrated: str) -> None:
+    async def go() -> None:
+        async with authenticator(migrated) as (auth, clock, keys):
+            key, _ = await keys.create(
+                f"flood-{uuid.uuid4().hex[:8]}", namespaces=None, is_admin=False
+            )
+            key_name = (await auth.authenticate(f"Bearer {key}")).name
+            # revoked in the database: only a fresh lookup would notice
+            await keys.revoke(key_name)
+            unknown = [new_key() for _ in range(12_000)]
+            for start in range(0, len(unknown), 100):
+                results = await asyncio.gather(
+                    *(auth.authenticate(f"Bearer {t}") for t in unknown[start : start + 100]),
+                    return_exceptions=True,
+                )
+                assert all(isinstance(r, Unauthorized) for r in results)
+            assert (await auth.authenticate(f"Bearer {key}")).name == key_name  # still cached
+            clock.now += CACHE_SECONDS + 1
+            with pytest.raises(Unauthorized, match="revoked"):
+                await auth.authenticate(f"Bearer {key}")
+
+    asyncio.run(go())
+
+
+def test_rate_limits_per_key_and_per_client_address(migrated: str) -> None:
+    async def go() -> None:
+        async with authenticator(migrated, per_key=2, per_client=3) as (auth, clock, _):
+            bearer = f"Bearer {ADMIN_KEY}"
+            await auth.authenticate(bearer, "10.0.0.1")
+            await auth.authenticate(bearer, "10.0.0.2")
+            with pytest.raises(RateLimited, match="with this API key") as limited:
+                await auth.authenticate(bearer, "10.0.0.3")
+            assert limited.value.retry_after == 1
+            clock.now += 0.5  # one more request's worth
+            await auth.authenticate(bearer, "10.0.0.3")
+            # an address is limited before its key is even looked at
+            for _ in range(3):
+                with pytest.raises(Unauthorized):
+                    await auth.authenticate("Bearer wrong", "10.0.0.9")
+            with pytest.raises(RateLimited, match="from this address"):
+                await auth.authenticate("Bearer wrong", "10.0.0.9")
+            await auth.authenticate(bearer)  # the app's calls to itself are not limited
+
+    asyncio.run(go())
+
+
+def test_over_the_limit_is_429_with_retry_after(migrated: str, redis_url: str, ns: str) -> None:
+    settings = make_settings(rate_limit_per_key=0.1, rate_limit_per_client=0)
+    with ThreadServer(settings, migrated, redis_url) as srv:
+        headers = {"Authorization": f"Bearer {ADMIN_KEY}"}
+        first = httpx.get(f"{srv.url}/v1/namespaces/{ns}/memories", headers=headers)
+        assert first.status_code == 200, first.text
+        r = httpx.get(f"{srv.url}/v1/namespaces/{ns}/memories", headers=headers)
+        assert r.status_code == 429, r.text
+        assert r.headers["Retry-After"] == "10" and r.json()["error"]["code"] == "rate_limited"
+        r = httpx.post(f"{srv.url}/mcp", headers=headers, json={})
+        assert r.status_code == 429 and r.headers["Retry-After"] == "10"

@@ -35,6 +35,7 @@ def test_limits_in_the_readme_are_the_enforced_ones() -> None:
         limits.METADATA_MAX_BYTES,
         limits.K_MAX,
         limits.STEP_SUMMARY_MAX_CHARS,
+        limits.JSON_MAX_DEPTH,
     ):
         assert f"{value:,}" in table or str(value) in table, value
     assert f"1–{limits.VALUE_MAX_CHARS:,} characters" in table

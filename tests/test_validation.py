@@ -129,3 +129,99 @@ def test_oversized_chunked_body_is_413(api: Api) -> None:
     )
     assert r.status_code == 413, r.text
     assert "too large" in r.json()["error"]["message"]
+
+
+def nested(depth: int) -> dict[str, object]:
+    """A JSON object `depth` levels deep ({"a": {"a": ... {"x": 1}}})."""
+    value: dict[str, object] = {"x": 1}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
+def test_json_nested_deeper_than_the_limit_is_refused_everywhere(api: Api) -> None:
+    deep = nested(limits.JSON_MAX_DEPTH + 1)
+    words = f"at most {limits.JSON_MAX_DEPTH} levels"
+    for path, body, field in [
+        (
+            "/memories:batch",
+            {"memories": [{"key": "k", "value": "v", "metadata": deep}]},
+            "memories[0].metadata",
+        ),
+        ("/memories", {"key": "k", "value": "v", "metadata": {"list": [deep]}}, "metadata"),
+        ("/sessions/s1/steps", {"content": "c", "metadata": deep}, "metadata"),
+    ]:
+        r = api.client.post(api.base + path, json=body)
+        assert r.status_code == 422, (path, r.text)
+        assert r.json()["error"]["message"].startswith(field), r.json()
+        assert words in r.json()["error"]["message"], r.json()
+    assert_nothing_stored(api)
+    assert api.client.get(f"{api.base}/sessions/s1/steps").json()["steps"] == []
+
+    (m,) = api.observe({"key": "k", "value": "v"})
+    r = api.client.patch(f"{api.base}/memories/{m['id']}", json={"metadata": deep})
+    assert r.status_code == 422 and r.json()["error"]["message"].startswith("metadata"), r.text
+    assert api.get(m["id"])["metadata"] == {}
+
+    # the limit itself is fine, and comes back whole
+    ok = nested(limits.JSON_MAX_DEPTH)
+    (m2,) = api.observe({"key": "k2", "value": "v", "metadata": ok})
+    assert api.get(m2["id"])["metadata"] == ok
+
+
+def test_a_body_nested_past_what_a_parser_can_read_is_422(api: Api) -> None:
+    depth = 100_000
+    raw = '{"memories": [{"key": "k", "value": "v", "metadata": ' + '{"a": ' * depth
+    raw += "1" + "}" * depth + "}]}"
+    r = api.client.post(
+        f"{api.base}/memories:batch", content=raw, headers={"content-type": "application/json"}
+    )
+    assert r.status_code == 422, r.text[:300]
+    assert "nested too deeply" in r.json()["error"]["message"]
+    assert_nothing_stored(api)
+
+
+def test_deep_json_stored_before_the_limit_never_breaks_a_read(
+    api: Api, migrated: str, redis_url: str
+) -> None:
+    """Metadata 256 levels deep (what was once accepted, or what psql writes) is read back
+    with everything below the limit as JSON text, by every read that shows it."""
+    import json
+
+    import psycopg
+    import redis
+
+    from hindsight.stores.hot_steps import expiry_key, session_key
+
+    deep = nested(256)
+    (m,) = api.observe({"key": "deep.key", "value": "deeply nested value"})
+    api.append("s1", "first step")
+    with psycopg.connect(migrated) as conn:
+        text = json.dumps(deep)
+        conn.execute(
+            "UPDATE long_term_memory SET metadata = %s::jsonb WHERE id = %s", (text, m["id"])
+        )
+        conn.execute(
+            "UPDATE working_memory SET metadata = %s::jsonb WHERE namespace = %s", (text, api.ns)
+        )
+        conn.execute(
+            "UPDATE working_sessions SET metadata = %s::jsonb WHERE namespace = %s",
+            (text, api.ns),
+        )
+    # drop the cached copy of the session, so reads go to PostgreSQL (and refill Redis)
+    redis.Redis.from_url(redis_url).delete(session_key(api.ns, "s1"), expiry_key(api.ns, "s1"))
+
+    shown = api.get(m["id"])["metadata"]
+    level = shown
+    for _ in range(limits.JSON_MAX_DEPTH - 1):
+        level = level["a"]
+    assert isinstance(level["a"], str) and json.loads(level["a"]) == nested(256 - 32)
+    listed = api.client.get(f"{api.base}/memories")
+    assert listed.status_code == 200 and listed.json()["memories"][0]["metadata"] == shown
+    assert api.recall("deeply nested")["results"][0]["metadata"] == shown
+    for _ in range(2):  # from PostgreSQL, then from the refilled Redis copy
+        assert api.steps("s1")[0]["metadata"] == shown
+    for path in ("/sessions/s1", "/sessions/s1/context"):
+        r = api.client.get(api.base + path)
+        assert r.status_code == 200, (path, r.text)
+    assert api.client.get(f"{api.base}/memories/{m['id']}/history").status_code == 200

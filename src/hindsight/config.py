@@ -49,6 +49,14 @@ class Settings(BaseSettings):
         default=None, description="Bootstrap admin key; clients send `Authorization: Bearer <key>`."
     )
     max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    rate_limit_per_key: float = Field(
+        default=5000, ge=0, description="Requests per second per API key, per process (0: off)."
+    )
+    rate_limit_per_client: float = Field(
+        default=10000,
+        ge=0,
+        description="Requests per second per client address, per process (0: off).",
+    )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
     # --- embeddings --------------------------------------------------------------------

@@ -118,7 +118,12 @@ async def start(
         recorder=recorder,
         maintenance=maintenance,
         worker=worker,
-        auth=Authenticator(pool, bootstrap),
+        auth=Authenticator(
+            pool,
+            bootstrap,
+            per_key=settings.rate_limit_per_key,
+            per_client=settings.rate_limit_per_client,
+        ),
         keys=KeyService(pool),
         memories=memories,
         recall=recall,

@@ -58,6 +58,17 @@ class Unavailable(HindsightError):
         self.retry_after = retry_after
 
 
+class RateLimited(HindsightError):
+    """The caller sent more requests than its limit allows; it may retry after a while."""
+
+    code = "rate_limited"
+    status = 429
+
+    def __init__(self, message: str, *, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class NotConfigured(Unavailable):
     """A feature needs configuration the operator has not given (e.g. an LLM endpoint)."""
 

@@ -16,6 +16,9 @@ SOURCE_MAX_CHARS = 256
 TAG_MAX_CHARS = 64
 TAGS_MAX = 32
 METADATA_MAX_BYTES = 16_384
+# Objects and arrays nested deeper than this are refused: JSON encoders (pydantic's stops at
+# 255 levels, Python's at its recursion limit) fail on what PostgreSQL stores happily.
+JSON_MAX_DEPTH = 32
 BATCH_MAX = 1_000
 QUERY_MAX_CHARS = 4_000
 K_MAX = 100

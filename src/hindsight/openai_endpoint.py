@@ -7,6 +7,7 @@ import json
 
 import openai
 
+from hindsight import redact
 from hindsight.errors import HindsightError, ProviderError, Unavailable
 
 
@@ -35,7 +36,9 @@ def _message(exc: openai.APIStatusError) -> str:
 
 def translate(exc: Exception, *, what: str, where: str) -> HindsightError:
     """What the caller should see. Transient trouble (the client has already retried it)
-    becomes Unavailable (503 with Retry-After); the rest a ProviderError (502)."""
+    becomes Unavailable (503 with Retry-After); the rest a ProviderError (502). The
+    endpoint is named without userinfo or query, where credentials may hide."""
+    where = redact.url(where)
     if isinstance(exc, openai.APIStatusError):
         if exc.status_code in (408, 409, 429) or exc.status_code >= 500:
             return Unavailable(
@@ -52,7 +55,9 @@ def translate(exc: Exception, *, what: str, where: str) -> HindsightError:
         )
     if isinstance(exc, json.JSONDecodeError | ValueError):
         return ProviderError(f"{what} endpoint {where} sent an answer we cannot read (not JSON)")
-    return ProviderError(f"{what} endpoint {where} sent an answer we cannot read: {exc}")
+    return ProviderError(
+        f"{what} endpoint {where} sent an answer we cannot read: {redact.failure(exc)}"
+    )
 
 
 # What a provider call may raise that `translate` knows how to explain.

@@ -13,8 +13,8 @@ from hindsight.api import errors
 from hindsight.api.body_limit import BodyLimit
 from hindsight.api.routes import extraction, health, jobs, memories, recall, sessions
 from hindsight.config import Settings
-from hindsight.mcp.http import PATH as MCP_PATH
 from hindsight.mcp.http import McpEndpoint
+from hindsight.services.auth import Principal
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +56,12 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
     app.include_router(extraction.router)
     app.include_router(jobs.router)
 
-    async def authenticate(authorization: str | None) -> object:
-        return await app.state.hindsight.auth.authenticate(authorization)
+    async def authenticate(authorization: str | None, client: str | None) -> Principal:
+        principal: Principal = await app.state.hindsight.auth.authenticate(authorization, client)
+        return principal
 
     mcp = McpEndpoint(app, authenticate)
-    # a route, not a mount: /mcp itself answers, without a redirect to /mcp/
-    app.router.add_route(MCP_PATH, mcp.asgi, include_in_schema=False)  # type: ignore[arg-type]
+    # routes, not mounts: /mcp itself answers, without a redirect to /mcp/
+    for path, endpoint in mcp.routes:
+        app.router.add_route(path, endpoint, include_in_schema=False)  # type: ignore[arg-type]
     return app

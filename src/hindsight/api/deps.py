@@ -6,11 +6,15 @@ import re
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
+from starlette.types import Scope
 
 from hindsight import limits
 from hindsight.core import Hindsight
 from hindsight.errors import InvalidInput
 from hindsight.services.auth import Principal
+
+# Set in the scope of requests the app makes to itself (see hindsight.mcp.http).
+INTERNAL = "hindsight.internal"
 
 _NAMESPACE = re.compile(limits.NAMESPACE_PATTERN)
 _SESSION = re.compile(limits.SESSION_ID_PATTERN)
@@ -28,9 +32,20 @@ CoreDep = Annotated[Hindsight, Depends(get_core)]
 
 
 async def get_principal(request: Request, core: CoreDep) -> Principal:
-    principal = await core.auth.authenticate(request.headers.get("authorization"))
+    principal = await core.auth.authenticate(
+        request.headers.get("authorization"), client_address(request.scope)
+    )
     request.state.principal = principal
     return principal
+
+
+def client_address(scope: Scope) -> str | None:
+    """Whom a request's rate limit is counted against; None for the calls MCP tools make to
+    the app in-process (the MCP request that caused them was counted already)."""
+    if scope.get(INTERNAL):
+        return None
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

@@ -14,7 +14,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from hindsight.errors import HindsightError, Unavailable
+from hindsight import limits
+from hindsight.errors import HindsightError, RateLimited, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ async def _validation(request: Request, exc: RequestValidationError) -> JSONResp
 
 async def _hindsight(request: Request, exc: HindsightError) -> JSONResponse:
     headers = None
-    if isinstance(exc, Unavailable):
+    if isinstance(exc, Unavailable | RateLimited):
         headers = {"Retry-After": str(exc.retry_after)}
     if exc.status >= 500:
         log.warning("%s %s: %s", request.method, request.url.path, exc.message)
@@ -101,6 +102,13 @@ async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
     codes = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
     message = str(exc.detail)
     if exc.status_code == 400 and message == "There was an error parsing the body":
+        if isinstance(exc.__cause__, RecursionError):
+            return error_response(
+                422,
+                "invalid_input",
+                f"body: JSON nested too deeply; at most {limits.JSON_MAX_DEPTH} levels of "
+                "objects and arrays are accepted",
+            )
         # FastAPI's answer to a body that is not UTF-8 (JSON errors already reach _validation)
         return error_response(
             422, "invalid_input", "body: not valid UTF-8; send JSON encoded as UTF-8"

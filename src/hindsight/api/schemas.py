@@ -18,6 +18,7 @@ from hindsight.api.validation import (
     Source,
     StepContent,
     StepSummary,
+    StoredJson,
     Tag,
     Value,
 )
@@ -106,7 +107,7 @@ class MemoryOut(BaseModel):
     permanent: bool
     status: Status
     tags: list[str]
-    metadata: dict[str, Any]
+    metadata: StoredJson
     created_at: datetime
     updated_at: datetime
     last_observed: datetime
@@ -252,7 +253,7 @@ class RecallHit(BaseModel):
     access_count: int
     importance: float
     tags: list[str]
-    metadata: dict[str, Any]
+    metadata: StoredJson
     source: str | None
     created_at: datetime
     last_observed: datetime
@@ -296,7 +297,7 @@ class StepOut(BaseModel):
     role: str
     content: str
     summary: str | None
-    metadata: dict[str, Any]
+    metadata: StoredJson
     created_at: datetime
     expires_at: datetime
 
@@ -330,7 +331,7 @@ class SessionOut(BaseModel):
     status: Literal["active", "ended"]
     step_count: int
     live_steps: int | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: StoredJson = Field(default_factory=dict)
     created_at: datetime | None = None
     updated_at: datetime | None = None
     ended_at: datetime | None

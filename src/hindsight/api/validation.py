@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, StringConstraints
+from pydantic import AfterValidator, PlainSerializer, StringConstraints
 
 from hindsight import limits
 
@@ -20,16 +20,25 @@ def clean_text(value: str) -> str:
     return value
 
 
-def _clean_json(value: Any) -> None:
+def _clean_json(value: Any, depth: int = 1) -> None:
     if isinstance(value, str):
         clean_text(value)
-    elif isinstance(value, dict):
+        return
+    if not isinstance(value, dict | list):
+        return
+    if depth > limits.JSON_MAX_DEPTH:
+        # stop here, before anything recurses as deep as the input goes
+        raise ValueError(
+            f"is nested more than {limits.JSON_MAX_DEPTH} levels deep; at most "
+            f"{limits.JSON_MAX_DEPTH} levels of objects and arrays are accepted"
+        )
+    if isinstance(value, dict):
         for k, v in value.items():
             clean_text(k)
-            _clean_json(v)
-    elif isinstance(value, list):
+            _clean_json(v, depth + 1)
+    else:
         for v in value:
-            _clean_json(v)
+            _clean_json(v, depth + 1)
 
 
 def clean_metadata(value: dict[str, Any]) -> dict[str, Any]:
@@ -40,6 +49,28 @@ def clean_metadata(value: dict[str, Any]) -> dict[str, Any]:
             f"is {size} bytes as JSON; at most {limits.METADATA_MAX_BYTES} bytes are accepted"
         )
     return value
+
+
+def shown_json(value: Any, depth: int = 1) -> Any:
+    """Stored JSON as a response carries it. Whatever lies deeper than the input limit
+    (stored before the limit existed, or written with psql) is shown as its JSON text, so
+    no encoder meets more nesting than it can handle and a read never fails over it."""
+    if isinstance(value, dict):
+        if depth > limits.JSON_MAX_DEPTH:
+            return _as_text(value)
+        return {k: shown_json(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        if depth > limits.JSON_MAX_DEPTH:
+            return _as_text(value)
+        return [shown_json(v, depth + 1) for v in value]
+    return value
+
+
+def _as_text(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except RecursionError:
+        return "(nested too deeply to show)"
 
 
 _CLEAN = AfterValidator(clean_text)
@@ -58,3 +89,5 @@ IdempotencyKey = Annotated[
     str, StringConstraints(min_length=1, max_length=limits.IDEMPOTENCY_KEY_MAX_CHARS), _CLEAN
 ]
 Metadata = Annotated[dict[str, Any], AfterValidator(clean_metadata)]
+# Stored JSON in a response (metadata of memories, steps and sessions).
+StoredJson = Annotated[dict[str, Any], PlainSerializer(shown_json)]

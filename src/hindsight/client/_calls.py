@@ -116,6 +116,11 @@ def _ns(namespace: str) -> str:
     return f"/v1/namespaces/{quote(namespace, safe='')}"
 
 
+def _id(memory_id: str) -> str:
+    # quoted, so an id can never be a path such as ../sessions/x
+    return quote(memory_id, safe="")
+
+
 def _session(namespace: str, session_id: str) -> str:
     return f"{_ns(namespace)}/sessions/{quote(session_id, safe='')}"
 
@@ -177,7 +182,10 @@ def explain(namespace: str, recall_id: str) -> Call:
 
 def get(namespace: str, memory_id: str) -> Call:
     return Call(
-        "GET", f"{_ns(namespace)}/memories/{memory_id}", _model(schemas.MemoryOut), idempotent=True
+        "GET",
+        f"{_ns(namespace)}/memories/{_id(memory_id)}",
+        _model(schemas.MemoryOut),
+        idempotent=True,
     )
 
 
@@ -197,7 +205,7 @@ def list_page(namespace: str, limit: int, cursor: str | None, filters: ListFilte
 def update(namespace: str, memory_id: str, changes: MemoryChanges) -> Call:
     return Call(
         "PATCH",
-        f"{_ns(namespace)}/memories/{memory_id}",
+        f"{_ns(namespace)}/memories/{_id(memory_id)}",
         _model(schemas.MemoryOut),
         json=dict(changes),
         idempotent=True,
@@ -205,13 +213,13 @@ def update(namespace: str, memory_id: str, changes: MemoryChanges) -> Call:
 
 
 def delete(namespace: str, memory_id: str) -> Call:
-    return Call("DELETE", f"{_ns(namespace)}/memories/{memory_id}", _nothing)
+    return Call("DELETE", f"{_ns(namespace)}/memories/{_id(memory_id)}", _nothing)
 
 
 def history(namespace: str, memory_id: str) -> Call:
     return Call(
         "GET",
-        f"{_ns(namespace)}/memories/{memory_id}/history",
+        f"{_ns(namespace)}/memories/{_id(memory_id)}/history",
         lambda body: [schemas.HistoryEntry.model_validate(h) for h in body["history"]],
         idempotent=True,
     )

@@ -33,8 +33,14 @@ class ClientBackend:
     async def client(self, ctx: Context) -> AsyncHindsight:
         return self._client
 
-    def default_namespace(self) -> str | None:
+    def identity(self, ctx: Context) -> bytes:
+        return b"stdio"  # one bridge, one key
+
+    def default_namespace(self, ctx: Context) -> str | None:
         return self._namespace
+
+    def pinned_namespace(self, ctx: Context) -> str | None:
+        return None
 
 
 def reachable(url: str) -> bool:

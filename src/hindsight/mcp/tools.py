@@ -8,11 +8,14 @@ Over HTTP (`/mcp` in the app) the REST call goes to the app in-process; over std
 from __future__ import annotations
 
 import time
+import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
 from hindsight import __version__
@@ -36,27 +39,51 @@ class Backend(Protocol):
 
     async def client(self, ctx: Context) -> AsyncHindsight: ...
 
-    def default_namespace(self) -> str | None: ...
+    def identity(self, ctx: Context) -> bytes:
+        """Who is calling (a digest of their key), for what is remembered per caller."""
+        ...
+
+    def default_namespace(self, ctx: Context) -> str | None: ...
+
+    def pinned_namespace(self, ctx: Context) -> str | None:
+        """The only namespace this call may use (the endpoint names it), if any."""
+        ...
+
+
+# Callers whose namespaces are remembered; the least recently seen go first.
+NAMESPACE_CACHE_ENTRIES = 1000
 
 
 class Namespaces:
     """Which namespace a call means when it names none: the only one the key may use."""
 
     def __init__(self) -> None:
-        self._cache: dict[int, tuple[float, list[str] | None]] = {}
+        self._cache: OrderedDict[bytes, tuple[float, list[str] | None]] = OrderedDict()
 
-    async def resolve(self, client: AsyncHindsight, given: str | None, default: str | None) -> str:
+    async def resolve(
+        self, client: AsyncHindsight, who: bytes, given: str | None, backend: Backend, ctx: Context
+    ) -> str:
+        pinned = backend.pinned_namespace(ctx)
+        if pinned and given and given != pinned:
+            raise ToolError(
+                f"namespace: this endpoint serves namespace {pinned!r} only; leave namespace "
+                f"out, or connect to /mcp/{given} for {given!r}"
+            )
         if given:
             return given
+        default = backend.default_namespace(ctx)
         if default:
             return default
         now = time.monotonic()
-        cached = self._cache.get(id(client))
+        cached = self._cache.get(who)
         if cached is None or cached[0] < now:
             me = await _call(client.whoami())
             scope = None if me.is_admin else me.namespaces
-            self._cache[id(client)] = (now + 30, scope)
-            cached = self._cache[id(client)]
+            cached = (now + 30, scope)
+            self._cache[who] = cached
+            while len(self._cache) > NAMESPACE_CACHE_ENTRIES:
+                self._cache.popitem(last=False)
+        self._cache.move_to_end(who)
         scope = cached[1]
         if scope is not None and len(scope) == 1:
             return scope[0]
@@ -65,6 +92,17 @@ class Namespaces:
             + ("every namespace" if scope is None else f"several namespaces ({', '.join(scope)})")
             + "; pass namespace=..."
         )
+
+
+def _memory_id(value: str) -> str:
+    """A memory id as it goes into a URL: a UUID, never a path (`../sessions/x`)."""
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise ToolError(
+            f"memory_id: {value[:80]!r} is not a memory id; pass the `id` (a UUID) that "
+            "memory_store or memory_search returned"
+        ) from None
 
 
 async def _call(awaitable: Awaitable[T]) -> T:
@@ -96,10 +134,19 @@ def build_server(backend: Backend) -> MCPServer[Any]:
 
     async def target(ctx: Context, namespace: str | None) -> tuple[AsyncHindsight, str]:
         client = await backend.client(ctx)
-        return client, await namespaces.resolve(client, namespace, backend.default_namespace())
+        who = backend.identity(ctx)
+        return client, await namespaces.resolve(client, who, namespace, backend, ctx)
 
-    def tool(name: str, description: str) -> Callable[[Callable[..., Any]], Any]:
-        return server.tool(name=name, description=description)
+    def tool(
+        name: str, description: str, *, read_only: bool = False, destructive: bool = False
+    ) -> Callable[[Callable[..., Any]], Any]:
+        # MCP's default for a tool that writes is "destructive": say which ones are not
+        hints = ToolAnnotations(
+            read_only_hint=read_only,
+            destructive_hint=None if read_only else destructive,
+            open_world_hint=False,
+        )
+        return server.tool(name=name, description=description, annotations=hints)
 
     @tool(
         "memory_store",
@@ -136,6 +183,7 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         "Find the memories most relevant to a question, best first. Each "
         "result has a score = relevance × confidence × access boost, with every component "
         "shown. Use it before acting, to recall what you know.",
+        read_only=True,
     )
     async def memory_search(
         query: args.Query,
@@ -183,26 +231,31 @@ def build_server(backend: Backend) -> MCPServer[Any]:
             metadata=metadata,
             status=status,
         )
-        return _dump(await _call(client.update(ns, memory_id, **changes)))
+        return _dump(await _call(client.update(ns, _memory_id(memory_id), **changes)))
 
-    @tool("memory_delete", "Delete a memory by id. Its history is kept (ending with the deletion).")
+    @tool(
+        "memory_delete",
+        "Delete a memory by id. Its history is kept (ending with the deletion).",
+        destructive=True,
+    )
     async def memory_delete(
         memory_id: args.MemoryId, ctx: Context, namespace: args.Namespace = None
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        await _call(client.delete(ns, memory_id))
+        await _call(client.delete(ns, _memory_id(memory_id)))
         return {"deleted": memory_id}
 
     @tool(
         "memory_history",
         "Every change to a memory, oldest first: each value and "
         "confidence it had, who changed it and when.",
+        read_only=True,
     )
     async def memory_history(
         memory_id: args.MemoryId, ctx: Context, namespace: args.Namespace = None
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        return {"history": _dump(await _call(client.history(ns, memory_id)))}
+        return {"history": _dump(await _call(client.history(ns, _memory_id(memory_id))))}
 
     @tool(
         "memory_extract",
@@ -231,6 +284,7 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         "and/or not recalled for not_accessed_days and/or not observed again for "
         "not_observed_days. Archives them (reversible) unless action is delete; permanent "
         "memories are never forgotten. Use dry_run first to see what would go.",
+        destructive=True,
     )
     async def memory_forget(
         ctx: Context,
@@ -275,6 +329,7 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         "working_memory_context",
         "What happened so far in a task: the newest steps in "
         "full and, before them, older steps as short summaries.",
+        read_only=True,
     )
     async def working_memory_context(
         session_id: args.SessionId,

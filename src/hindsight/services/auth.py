@@ -3,16 +3,19 @@
 Keys are random tokens (`hs_` + 43 URL-safe characters, 256 bits); only their SHA-256 is
 stored, which is enough for tokens of that strength and costs nothing per request.
 Lookups are cached for a few seconds, so a revoked key stops working within
-`CACHE_SECONDS` on every replica.
+`CACHE_SECONDS` on every replica. A token that cannot be a key is refused before any
+lookup, and requests are rate limited per key and per client address.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 import time
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,10 +25,19 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight.db.pool import Connection
 from hindsight.errors import Conflict, Forbidden, Unauthorized
 from hindsight.ids import uuid7
+from hindsight.services.rate_limit import TokenBuckets
 from hindsight.stores import api_keys as store
 
 CACHE_SECONDS = 5.0
+# Keys remembered (known and unknown apart, so a flood of unknown tokens never pushes out
+# the keys in use); the least recently used go first.
+CACHE_ENTRIES = 10_000
 KEY_PREFIX = "hs_"
+# What `new_key` makes: nothing else can be a stored key, so it is refused without a lookup.
+_STORED_KEY = re.compile(r"^hs_[A-Za-z0-9_-]{20,128}$")
+# RFC 6750's b64token, bounded: any other Authorization value is malformed.
+_TOKEN = re.compile(r"^[A-Za-z0-9._~+/-]+=*$")
+TOKEN_MAX_CHARS = 512
 
 
 @dataclass(frozen=True)
@@ -53,35 +65,74 @@ def new_key() -> str:
     return KEY_PREFIX + secrets.token_urlsafe(32)
 
 
+def bearer_token(authorization: str | None) -> str:
+    """The key in an Authorization header, or Unauthorized saying what is wrong with it."""
+    if not authorization:
+        raise Unauthorized("missing Authorization header; send `Authorization: Bearer <api key>`")
+    scheme, _, token = authorization.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise Unauthorized("Authorization must be `Bearer <api key>`")
+    if len(token) > TOKEN_MAX_CHARS:
+        raise Unauthorized(f"malformed API key: longer than {TOKEN_MAX_CHARS} characters")
+    return token
+
+
 class Authenticator:
-    def __init__(self, pool: AsyncConnectionPool[Connection], bootstrap_key: str | None) -> None:
+    def __init__(
+        self,
+        pool: AsyncConnectionPool[Connection],
+        bootstrap_key: str | None,
+        *,
+        per_key: float = 0,
+        per_client: float = 0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._pool = pool
         self._bootstrap = hash_key(bootstrap_key) if bootstrap_key else None
-        self._cache: dict[bytes, tuple[float, Principal | None]] = {}
+        self._clock = clock
+        self._known: OrderedDict[bytes, tuple[float, Principal]] = OrderedDict()
+        self._unknown: OrderedDict[bytes, float] = OrderedDict()
+        self._per_key = TokenBuckets(per_key, what="with this API key", clock=clock)
+        self._per_client = TokenBuckets(per_client, what="from this address", clock=clock)
 
-    async def authenticate(self, authorization: str | None) -> Principal:
-        if not authorization:
-            raise Unauthorized(
-                "missing Authorization header; send `Authorization: Bearer <api key>`"
-            )
-        scheme, _, token = authorization.partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not token:
-            raise Unauthorized("Authorization must be `Bearer <api key>`")
+    async def authenticate(self, authorization: str | None, client: str | None = None) -> Principal:
+        """Who sent the request. `client`, the caller's address, is rate limited before the
+        key is even looked at; None (a call the service makes to itself) is not limited."""
+        if client is not None:
+            self._per_client.take(client)
+        token = bearer_token(authorization)
         digest = hash_key(token)
         if self._bootstrap is not None and hmac.compare_digest(digest, self._bootstrap):
-            return Principal(name="bootstrap-admin", namespaces=None, is_admin=True)
-        now = time.monotonic()
-        cached = self._cache.get(digest)
-        if cached is not None and cached[0] > now:
-            principal = cached[1]
-        else:
-            principal = await self._lookup(digest)
-            if len(self._cache) > 10_000:
-                self._cache.clear()
-            self._cache[digest] = (now + CACHE_SECONDS, principal)
-        if principal is None:
+            principal = Principal(name="bootstrap-admin", namespaces=None, is_admin=True)
+        elif not _TOKEN.match(token):
+            raise Unauthorized(
+                "malformed API key: a key is ASCII letters, digits and - . _ ~ + / = only"
+            )
+        elif not _STORED_KEY.match(token):
             raise Unauthorized("unknown or revoked API key")
+        else:
+            principal = await self._cached(digest)
+        if client is not None:
+            self._per_key.take(digest)
+        return principal
+
+    async def _cached(self, digest: bytes) -> Principal:
+        now = self._clock()
+        known = self._known.get(digest)
+        if known is not None and known[0] > now:
+            self._known.move_to_end(digest)
+            return known[1]
+        unknown_until = self._unknown.get(digest)
+        if unknown_until is not None and unknown_until > now:
+            raise Unauthorized("unknown or revoked API key")
+        principal = await self._lookup(digest)
+        if principal is None:
+            self._known.pop(digest, None)
+            _remember(self._unknown, digest, now + CACHE_SECONDS)
+            raise Unauthorized("unknown or revoked API key")
+        self._unknown.pop(digest, None)
+        _remember(self._known, digest, (now + CACHE_SECONDS, principal))
         return principal
 
     async def _lookup(self, digest: bytes) -> Principal | None:
@@ -96,6 +147,13 @@ class Authenticator:
             namespaces=None if namespaces is None else frozenset(namespaces),
             is_admin=bool(row["is_admin"]),
         )
+
+
+def _remember(cache: OrderedDict[bytes, Any], digest: bytes, entry: Any) -> None:
+    cache[digest] = entry
+    cache.move_to_end(digest)
+    while len(cache) > CACHE_ENTRIES:
+        cache.popitem(last=False)
 
 
 class KeyService:

@@ -26,7 +26,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, Field
 
-from hindsight import limits
+from hindsight import limits, redact
 from hindsight.background import BackgroundLoop
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
@@ -135,7 +135,8 @@ class ConsolidationService:
             await self._reschedule(job, exc.message, min(300.0, 5.0 * 2 ** job["attempts"]))
         except Exception as exc:
             log.exception("consolidation job %s failed", job["id"])
-            await self._reschedule(job, f"{type(exc).__name__}: {exc}", 5.0 * job["attempts"])
+            # the job's error is shown to API callers: no input values in it (the log has them)
+            await self._reschedule(job, redact.failure(exc), 5.0 * job["attempts"])
         return True
 
     async def _reschedule(self, job: dict[str, Any], error: str, delay: float) -> None:

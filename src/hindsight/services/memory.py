@@ -118,7 +118,11 @@ async def with_retry(
                 raise
             log.info("transaction retried after a deadlock (attempt %d)", attempt)
         except psycopg.OperationalError as exc:
-            raise Unavailable(f"PostgreSQL is unreachable: {exc}", retry_after=2) from exc
+            # psycopg's message names hosts, users and databases: the log gets it, not callers
+            log.warning("PostgreSQL unreachable: %s", exc)
+            raise Unavailable(
+                "PostgreSQL is unreachable; try again shortly", retry_after=2
+            ) from exc
     raise AssertionError("unreachable")
 
 
