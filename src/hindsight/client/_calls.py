@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import httpx
 
-from hindsight.api import schemas
+from hindsight.api import lifecycle_schemas, schemas
 
 # HTTP statuses that mean "not done, try again": the server refused before acting.
 TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
@@ -206,6 +206,16 @@ def update(namespace: str, memory_id: str, changes: MemoryChanges) -> Call:
 
 def delete(namespace: str, memory_id: str) -> Call:
     return Call("DELETE", f"{_ns(namespace)}/memories/{memory_id}", _nothing)
+
+
+def feedback(namespace: str, recall_id: str, used: list[str], unused: list[str]) -> Call:
+    return Call(
+        "POST",
+        f"{_ns(namespace)}/recalls/{recall_id}/feedback",
+        _model(lifecycle_schemas.FeedbackOut),
+        json={"used": used, "unused": unused},
+        idempotent=True,  # a repeated verdict counts once
+    )
 
 
 def history(namespace: str, memory_id: str) -> Call:

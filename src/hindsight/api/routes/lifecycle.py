@@ -3,51 +3,15 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field
 
-from hindsight import limits
 from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
+from hindsight.api.lifecycle_schemas import FeedbackIn, FeedbackOut, StatsOut
 from hindsight.services.policy import Policy
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["lifecycle"])
-
-
-class FeedbackIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    used: list[uuid.UUID] = Field(
-        default_factory=list, max_length=limits.K_MAX, description="Results the agent used."
-    )
-    unused: list[uuid.UUID] = Field(
-        default_factory=list, max_length=limits.K_MAX, description="Results it did not use."
-    )
-
-
-class FeedbackMemory(BaseModel):
-    id: uuid.UUID
-    used: bool
-    used_count: int
-    unused_count: int
-
-
-class FeedbackOut(BaseModel):
-    recall_id: uuid.UUID
-    recorded: int = Field(description="Verdicts stored now (a repeated one counts once).")
-    memories: list[FeedbackMemory]
-
-
-class StatsOut(BaseModel):
-    namespace: str
-    memories: dict[str, int] = Field(description="By tier: active, cold, archived, expired.")
-    capacity: int
-    over_capacity: bool
-    warnings: list[str]
-    last_lifecycle_pass: datetime | None
-    last_capacity_archived: int
 
 
 @router.get("/policy", response_model=Policy)
