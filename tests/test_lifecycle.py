@@ -10,6 +10,7 @@ from typing import Any
 
 from hindsight.config import Settings
 from tests.conftest import Api, make_settings
+from tests.support.cli import hindsight
 from tests.support.lifecycle import days_from_now, run_pass, run_pass_async, sql
 from tests.support.servers import ThreadServer
 
@@ -309,3 +310,23 @@ def test_dry_run_lists_moves_and_changes_nothing(
     assert [(x.key, x.rule) for x in moves] == [("idle", "archived")]
     assert statuses(api, m["id"]) == ["active"]
     assert [h["change"] for h in api.history(m["id"])] == ["created"]
+
+
+def test_cli_prints_what_would_move_and_why(api: Api, server: ThreadServer) -> None:
+    (m,) = api.observe({"key": "old.news", "value": "yesterday's weather"})
+    out = hindsight(
+        "maintenance",
+        "lifecycle",
+        "--namespace",
+        api.ns,
+        "--dry-run",
+        "--as-of",
+        days_from_now(45).strftime("%Y-%m-%d"),
+        database_url=server.core.database_url,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        f"would cool\t{api.ns}\told.news\t{m['id']}\tno access or observation for 30 days"
+    ]
+    assert '"dry_run": true' in out.stderr
+    assert statuses(api, m["id"]) == ["active"]
