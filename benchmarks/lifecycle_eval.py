@@ -174,7 +174,7 @@ async def evaluate(
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(
                 "UPDATE long_term_memory SET last_observed = now() - "
-                "make_interval(secs => (abs(hashtext(mem_key)) %% 200) * 86400.0)"
+                "make_interval(secs => (abs(hashtext(mem_key)) % 200) * 86400.0)"
             )
             for key, days in ages.items():
                 conn.execute(

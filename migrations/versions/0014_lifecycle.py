@@ -408,6 +408,14 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    # cold memories were live: they are active again (while this revision's triggers still
+    # count cold as live, so the keyword statistics stay exact); the new types map to their
+    # nearest old ones
+    op.execute(
+        "UPDATE long_term_memory SET status = 'active' WHERE status = 'cold'; "
+        "UPDATE long_term_memory SET memory_type = CASE memory_type WHEN 'event' "
+        "THEN 'experience' ELSE 'reflection' END WHERE memory_type IN ('event', 'summary')"
+    )
     op.execute(TRIGGERS_BEFORE)
     op.drop_index("ix_recall_feedback_namespace_memory_id", table_name="recall_feedback")
     op.drop_table("recall_feedback")
@@ -437,12 +445,6 @@ def downgrade() -> None:
     op.drop_column("memory_history", "reason")
 
     ltm = "long_term_memory"
-    # cold memories were live: they are active again; the new types map to their nearest
-    op.execute(
-        "UPDATE long_term_memory SET status = 'active' WHERE status = 'cold'; "
-        "UPDATE long_term_memory SET memory_type = CASE memory_type WHEN 'event' "
-        "THEN 'experience' ELSE 'reflection' END WHERE memory_type IN ('event', 'summary')"
-    )
     op.drop_index("uq_long_term_memory_active_key", table_name=ltm)
     op.create_index(
         "uq_long_term_memory_active_key",

@@ -40,7 +40,9 @@ class TransportError(Exception):
 
 
 class MemoryFields(TypedDict, total=False):
-    memory_type: Literal["fact", "preference", "experience", "reflection", "relation"]
+    memory_type: Literal[
+        "fact", "preference", "experience", "reflection", "relation", "event", "summary"
+    ]
     source: str
     confidence: float
     importance: float
@@ -48,12 +50,14 @@ class MemoryFields(TypedDict, total=False):
     metadata: dict[str, Any]
     verified: bool
     permanent: bool
+    expires_at: str  # ISO 8601 with a timezone
+    ttl_seconds: int
 
 
 class MemoryChanges(MemoryFields, total=False):
     key: str
     value: str
-    status: Literal["active", "archived"]
+    status: Literal["active", "cold", "archived"]
 
 
 class RecallOptions(TypedDict, total=False):
@@ -78,7 +82,7 @@ class ListFilters(TypedDict, total=False):
     min_confidence: float
     key: str
     key_prefix: str
-    status: Literal["active", "archived", "all"]
+    status: Literal["active", "cold", "archived", "all"]
 
 
 class StepFields(TypedDict, total=False):

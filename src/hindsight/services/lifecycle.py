@@ -10,6 +10,7 @@ waiting.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -39,6 +40,7 @@ class LifecycleReport:
     namespaces: int = 0
     counts: Counter[str] = field(default_factory=Counter)
     over_capacity: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +50,7 @@ class LifecycleReport:
             "namespaces": self.namespaces,
             "counts": dict(self.counts),
             "over_capacity": self.over_capacity,
+            "seconds": round(self.seconds, 3),
         }
 
 
@@ -96,6 +99,7 @@ class LifecycleService:
         only if no pass has finished within that long (the periodic caller)."""
         now = now or datetime.now(UTC)
         report = LifecycleReport(dry_run=dry_run, now=now)
+        started = time.perf_counter()
         async with self._pool.connection() as conn:
             cur = await conn.execute(
                 "SELECT pg_try_advisory_lock(%s) AS ok", (store.LIFECYCLE_LOCK,)
@@ -117,6 +121,7 @@ class LifecycleService:
                     await store.set_last_run(conn, now)
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(%s)", (store.LIFECYCLE_LOCK,))
+                report.seconds = time.perf_counter() - started
         return report
 
     async def _due(self, conn: Connection, now: datetime, interval: float) -> bool:
