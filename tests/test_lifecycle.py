@@ -330,3 +330,12 @@ def test_cli_prints_what_would_move_and_why(api: Api, server: ThreadServer) -> N
     ]
     assert '"dry_run": true' in out.stderr
     assert statuses(api, m["id"]) == ["active"]
+
+
+def test_the_periodic_pass_runs_once_per_interval_across_replicas(
+    fresh_db: str, settings: Settings
+) -> None:
+    first, _ = run_pass(settings, fresh_db, due_after_seconds=3600)
+    again, _ = run_pass(settings, fresh_db, due_after_seconds=3600)
+    later, _ = run_pass(settings, fresh_db, now=days_from_now(0.1), due_after_seconds=3600)
+    assert (first.ran, again.ran, later.ran) == (True, False, True)
