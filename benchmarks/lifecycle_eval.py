@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import random
 import statistics
 import tempfile
@@ -192,9 +193,61 @@ async def evaluate(
                 by_kind[q.kind].append(m)
                 by_kind["all"].append(m)
             scores[name] = by_kind
+        await hs.policies.put(ns, Policy(), actor="eval")
+        scores.update(await simulate_feedback(hs, url, ns, data))
         return scores
     finally:
         await hs.aclose()
+
+
+async def simulate_feedback(
+    hs: core.Hindsight, url: str, ns: str, data: EvalSet
+) -> dict[str, dict[str, list[dict[str, float]]]]:
+    """An agent asks each lexical question once, gets 10 memories and reports the gold ones
+    used and the rest unused; then the paraphrase questions about the same memories are
+    ranked with the access term counting retrievals (today), counting uses, or absent.
+    Re-ranks each question's 20 candidates offline; the service's ranking is unchanged."""
+    paraphrased = {tuple(q.gold) for q in data.questions if q.kind == "paraphrase"}
+    for q in data.questions:
+        if q.kind != "lexical" or tuple(q.gold) not in paraphrased:
+            continue
+        result = await hs.recall.recall(ns, RecallRequest(q.text, k=10), actor="eval")
+        used = [r.row["id"] for r in result.results if r.row["key"] in q.gold]
+        unused = [r.row["id"] for r in result.results if r.row["key"] not in q.gold]
+        await hs.feedback.record(ns, result.recall_id, used, unused, actor="eval")
+    await hs.recorder.flush()
+    alpha = hs.settings.access_alpha
+    terms = {
+        "feedback: no access term": lambda a, u: 1.0,
+        "feedback: access term on recalls (today)": lambda a, u: 1 + alpha * math.log1p(a),
+        "feedback: access term on uses (α 0.1)": lambda a, u: 1 + alpha * math.log1p(u),
+        "feedback: access term on uses (α 0.5)": lambda a, u: 1 + 0.5 * math.log1p(u),
+    }
+    out: dict[str, dict[str, list[dict[str, float]]]] = {n: defaultdict(list) for n in terms}
+    with psycopg.connect(url) as conn:
+        for q in data.questions:
+            if q.kind != "paraphrase":
+                continue
+            hits = await hs.recall.search(ns, RecallRequest(q.text, k=max(KS)))
+            ids = [h.row["id"] for h in hits]
+            counts = {
+                r[0]: (r[1], r[2])
+                for r in conn.execute(
+                    "SELECT memory_id, access_count, used_count FROM memory_access "
+                    "WHERE memory_id = ANY(%s)",
+                    (ids,),
+                )
+            }
+            for name, term in terms.items():
+                rescored = []
+                for h in hits:
+                    a, u = counts.get(h.row["id"], (0, 0))
+                    base = h.score / (1 + alpha * math.log1p(h.row["access_count"]))
+                    rescored.append((base * term(a, u), h.row["key"]))
+                rescored.sort(key=lambda x: -x[0])
+                m = metrics([key for _, key in rescored], q.gold)
+                out[name]["paraphrase after feedback"].append(m)
+    return out
 
 
 def table(scores: dict[str, dict[str, list[dict[str, float]]]], kinds: list[str]) -> str:
@@ -216,7 +269,10 @@ def table(scores: dict[str, dict[str, list[dict[str, float]]]], kinds: list[str]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--kinds", default="all,temporal,what_matters,paraphrase,lexical")
+    parser.add_argument(
+        "--kinds",
+        default="all,temporal,what_matters,paraphrase,lexical,paraphrase after feedback",
+    )
     parser.add_argument("--out", default=str(RESULTS / "lifecycle.md"))
     args = parser.parse_args()
     data = build()

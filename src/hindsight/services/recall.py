@@ -119,18 +119,19 @@ class RecallService:
             exact_max=self._settings.exact_search_max_rows,
             postings_budget=self._settings.keyword_postings_budget,
         )
-        by_vector, by_keyword = await asyncio.gather(
-            self._arm(search, "vector"), self._arm(search, "keyword")
+        by_vector, by_keyword, factors = await asyncio.gather(
+            self._arm(search, "vector"), self._arm(search, "keyword"), self.factors(namespace)
         )
         return rank(
             merge_arms(by_vector, by_keyword),
             self.ranking(request),
             request.k,
             request.min_relevance,
-            await self.factors(namespace),
+            factors,
         )
 
     async def factors(self, namespace: str) -> LifecycleFactors:
+        """The namespace policy's ranking terms (cached for a few seconds per process)."""
         ranking = (await self._policies.get(namespace)).ranking
         assert ranking is not None and ranking.tier_weights is not None
         weights = ranking.tier_weights.model_dump()
