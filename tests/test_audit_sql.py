@@ -7,6 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from tests.conftest import Api
@@ -67,3 +68,17 @@ def test_audit_queries_answer_why(api: Api, migrated: str) -> None:
     line = next(row for row in counts.splitlines() if row.startswith(api.ns + "|"))
     assert line.split("|")[1:3] == ["1", "0"]
     assert psql(migrated, "sessions.sql", ns=api.ns).count("s1|active|1|1|") == 1
+
+
+def test_tier_history_shows_each_move_with_its_reason(api: Api, migrated: str) -> None:
+    (m,) = api.observe({"key": "user.pet", "value": "a cat"})
+    with psycopg.connect(migrated, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE long_term_memory SET status = 'cold' WHERE id = %s "
+            "AND set_config('hindsight.reason', 'idle for 30 days', true) IS NOT NULL",
+            (m["id"],),
+        )
+    api.observe({"key": "user.pet", "value": "a cat"})
+    out = psql(migrated, "tier_history.sql", ns=api.ns, key="user.pet")
+    lines = [line.split("|")[1:3] for line in out.splitlines() if "|" in line]
+    assert ["cooled", "idle for 30 days"] in lines and ["warmed", "observed again"] in lines

@@ -27,6 +27,7 @@ TOOLS = {
     "memory_history",
     "memory_extract",
     "memory_forget",
+    "memory_feedback",
     "working_memory_append",
     "working_memory_context",
     "session_end",

@@ -95,6 +95,9 @@ def test_indexes_the_design_asks_for(migrated: str) -> None:
     assert "hnsw (embedding halfvec_cosine_ops)" in defs["ix_long_term_memory_embedding"]
     assert "hnsw (keywords sparsevec_ip_ops)" in defs["ix_long_term_memory_keywords"]
     assert "gin (keyword_terms)" in defs["ix_long_term_memory_keyword_terms"]
-    assert "WHERE (status = 'active'::text)" in defs["uq_long_term_memory_active_key"]
+    assert (
+        "WHERE (status = ANY (ARRAY['active'::text, 'cold'::text]))"
+        in (defs["uq_long_term_memory_active_key"])
+    )
     assert "(expires_at)" in defs["ix_working_memory_expires_at"]
     assert "UNIQUE" in defs["uq_working_memory_step"]

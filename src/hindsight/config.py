@@ -131,6 +131,28 @@ class Settings(BaseSettings):
     access_flush_interval_ms: int = Field(default=50, ge=1, le=60_000)
     recall_log_retention_days: int = Field(default=30, ge=0)
 
+    # --- lifecycle: defaults of every namespace's policy (PUT .../policy overrides) -----
+    cold_after_days: float = Field(default=30, gt=0, description="Idle this long: cold.")
+    archive_after_days: float = Field(default=180, gt=0, description="Idle this long: archived.")
+    delete_below_importance: float = Field(default=0.3, ge=0, le=1)
+    delete_after_days: float = Field(
+        default=90, gt=0, description="Less important than the above and not accessed: deleted."
+    )
+    low_confidence_below: float = Field(default=0.5, ge=0, le=1)
+    low_confidence_every_days: float = Field(
+        default=7, gt=0, description="How often never-recalled low-confidence memories go."
+    )
+    session_demotion_delay_seconds: int = Field(default=3600, ge=0)
+    session_demotion_factor: float = Field(default=0.5, ge=0, le=1)
+    merge_per_run: int = Field(default=200, ge=0, le=100_000)
+    cold_tier_weight: float = Field(default=0.5, ge=0, le=1)
+    recency_weight: float = Field(default=0.0, ge=0, le=1)
+    recency_tau_days: float = Field(default=30, gt=0)
+    importance_weight: float = Field(default=0.0, ge=0, le=1)
+    namespace_capacity: int = Field(default=100_000, ge=1)
+    lifecycle_interval_seconds: float = Field(default=3600, gt=0)
+    lifecycle_batch_size: int = Field(default=1000, ge=1, le=100_000)
+
     # --- working memory ----------------------------------------------------------------
     working_memory_ttl_seconds: int = Field(default=24 * 3600, ge=1, le=365 * 24 * 3600)
     working_memory_cache_steps: int = Field(

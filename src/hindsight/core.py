@@ -22,7 +22,10 @@ from hindsight.services.auth import Authenticator, KeyService
 from hindsight.services.consolidation import ConsolidationService, JobWorker
 from hindsight.services.distill import Distiller
 from hindsight.services.extraction import ExtractionService
+from hindsight.services.feedback import FeedbackService
+from hindsight.services.lifecycle import LifecycleService
 from hindsight.services.memory import MemoryService
+from hindsight.services.policy import PolicyService
 from hindsight.services.recall import RecallService
 from hindsight.services.sessions import SessionService
 from hindsight.stores.hot_steps import HotSteps
@@ -46,6 +49,9 @@ class Hindsight:
     keys: KeyService
     memories: MemoryService
     recall: RecallService
+    policies: PolicyService
+    lifecycle: LifecycleService
+    feedback: FeedbackService
     sessions: SessionService
     consolidation: ConsolidationService
     extraction: ExtractionService
@@ -96,10 +102,12 @@ async def start(
     recorder = AccessRecorder(pool, interval=settings.access_flush_interval_ms / 1000)
     llm = create_llm(settings)
     memories = MemoryService(settings, pool, embedder)
-    recall = RecallService(settings, pool, search_pool, embedder, recorder)
+    policies = PolicyService(settings, pool)
+    recall = RecallService(settings, pool, search_pool, embedder, recorder, policies)
     distiller = Distiller(llm, recall) if llm is not None else None
     consolidation = ConsolidationService(settings, pool, memories, hot, llm, distiller)
-    maintenance = MaintenanceLoop(pool, settings) if background else None
+    lifecycle = LifecycleService(settings, pool, policies)
+    maintenance = MaintenanceLoop(pool, settings, lifecycle) if background else None
     worker = JobWorker(consolidation, settings.job_poll_interval_seconds) if background else None
     if background:
         recorder.start()
@@ -127,6 +135,9 @@ async def start(
         keys=KeyService(pool),
         memories=memories,
         recall=recall,
+        policies=policies,
+        lifecycle=lifecycle,
+        feedback=FeedbackService(pool, recorder),
         sessions=SessionService(settings, pool, hot, consolidation),
         consolidation=consolidation,
         extraction=ExtractionService(settings, memories, llm, distiller),

@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from hindsight import __version__, core
 from hindsight.api import errors
 from hindsight.api.body_limit import BodyLimit
-from hindsight.api.routes import extraction, health, jobs, memories, recall, sessions
+from hindsight.api.routes import extraction, health, jobs, lifecycle, memories, recall, sessions
 from hindsight.config import Settings
 from hindsight.mcp.http import McpEndpoint
 from hindsight.services.auth import Principal
@@ -55,6 +55,7 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
     app.include_router(sessions.router)
     app.include_router(extraction.router)
     app.include_router(jobs.router)
+    app.include_router(lifecycle.router)
 
     async def authenticate(authorization: str | None, client: str | None) -> Principal:
         principal: Principal = await app.state.hindsight.auth.authenticate(authorization, client)

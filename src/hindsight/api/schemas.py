@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
@@ -24,8 +24,26 @@ from hindsight.api.validation import (
 )
 from hindsight.services.memory import Observation
 
-MemoryType = Literal["fact", "preference", "experience", "reflection", "relation"]
-Status = Literal["active", "archived"]
+MemoryType = Literal[
+    "fact", "preference", "experience", "reflection", "relation", "event", "summary"
+]
+Status = Literal["active", "cold", "archived"]
+
+
+MEMORY_TTL_MAX_SECONDS = 100 * 365 * 24 * 3600
+
+
+def check_expiry(expires_at: datetime | None, ttl_seconds: int | None) -> None:
+    if expires_at is not None and ttl_seconds is not None:
+        raise ValueError("expires_at: give expires_at or ttl_seconds, not both")
+    if expires_at is not None and expires_at <= datetime.now(UTC):
+        raise ValueError("expires_at: must be in the future (delete the memory instead)")
+
+
+def expiry(expires_at: datetime | None, ttl_seconds: int | None) -> datetime | None:
+    if ttl_seconds is not None:
+        return datetime.now(UTC) + timedelta(seconds=ttl_seconds)
+    return expires_at
 
 
 class Strict(BaseModel):
@@ -54,6 +72,17 @@ class MemoryIn(Strict):
     metadata: Metadata = Field(default_factory=dict)
     verified: bool = False
     permanent: bool = False
+    expires_at: AwareDatetime | None = Field(
+        default=None, description="Hard expiry: never returned after it, then deleted."
+    )
+    ttl_seconds: int | None = Field(
+        default=None, ge=1, le=MEMORY_TTL_MAX_SECONDS, description="Or: expires this long from now."
+    )
+
+    @model_validator(mode="after")
+    def _one_expiry(self) -> MemoryIn:
+        check_expiry(self.expires_at, self.ttl_seconds)
+        return self
 
     def observation(self) -> Observation:
         return Observation(
@@ -67,6 +96,7 @@ class MemoryIn(Strict):
             metadata=self.metadata,
             verified=self.verified,
             permanent=self.permanent,
+            expires_at=expiry(self.expires_at, self.ttl_seconds),
         )
 
 
@@ -112,6 +142,7 @@ class MemoryOut(BaseModel):
     updated_at: datetime
     last_observed: datetime
     last_accessed: datetime | None
+    expires_at: datetime | None = None
 
 
 class MemoryPage(BaseModel):
@@ -131,15 +162,25 @@ class MemoryPatch(Strict):
     verified: bool | None = None
     permanent: bool | None = None
     status: Status | None = None
+    expires_at: AwareDatetime | None = Field(default=None, description="null: never expires.")
+    ttl_seconds: int | None = Field(default=None, ge=1, le=MEMORY_TTL_MAX_SECONDS)
 
     @model_validator(mode="after")
     def _something(self) -> MemoryPatch:
         if not self.model_fields_set:
             raise ValueError("nothing to change: send at least one field")
         for name in self.model_fields_set:
-            if getattr(self, name) is None and name != "source":
+            if getattr(self, name) is None and name not in ("source", "expires_at"):
                 raise ValueError(f"{name}: may not be null")
+        check_expiry(self.expires_at, self.ttl_seconds)
         return self
+
+    def changes(self) -> dict[str, Any]:
+        """The fields sent, with a TTL turned into the expiry it sets."""
+        out = {name: getattr(self, name) for name in self.model_fields_set}
+        if "ttl_seconds" in out:
+            out["expires_at"] = expiry(None, out.pop("ttl_seconds"))
+        return out
 
 
 class ForgetIn(Strict):
@@ -190,6 +231,7 @@ class HistoryEntry(BaseModel):
     observation_count: int | None
     source: str | None
     actor: str | None
+    reason: str | None = Field(default=None, description="Why (lifecycle changes).")
     changed_at: datetime
 
 
@@ -241,6 +283,14 @@ class Components(BaseModel):
     hop: int | None = Field(default=None, description="2: found by following `via`.")
     via: uuid.UUID | None = Field(default=None, description="The hit the second hop followed.")
     hop_discount: float | None = None
+    status: str | None = Field(default=None, description="Tier: active or cold.")
+    tier_weight: float | None = Field(default=None, description="The policy's weight of it.")
+    recency: float | None = Field(
+        default=None, description="exp(−age/τ), age since the last access or observation."
+    )
+    recency_factor: float | None = Field(default=None, description="1 − w + w·recency.")
+    importance: float | None = None
+    importance_factor: float | None = Field(default=None, description="1 − w + w·importance.")
 
 
 class RecallHit(BaseModel):

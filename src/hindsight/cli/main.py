@@ -11,6 +11,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from datetime import UTC, datetime
 from functools import wraps
 from typing import Any, TypeVar
 
@@ -277,6 +278,34 @@ def purge() -> None:
 
     with database_url(settings) as url:
         click.echo(json.dumps(asyncio.run(go(url))))
+
+
+@maintenance.command()
+@click.option("--namespace", default=None, help="Only this namespace (default: all).")
+@click.option("--dry-run", is_flag=True, help="Print what would move, change nothing.")
+@click.option(
+    "--as-of",
+    type=click.DateTime(formats=["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%d"]),
+    default=None,
+    help="Apply the rules as of this time (with --dry-run: what will have moved by then).",
+)
+@friendly
+def lifecycle(namespace: str | None, dry_run: bool, as_of: datetime | None) -> None:
+    """Apply each namespace's lifecycle policy now: expire, delete, archive, cool, demote,
+    merge near-duplicates and enforce capacity. One line per memory moved, with the rule."""
+    from hindsight.cli.lifecycle import run_pass
+
+    settings = load_settings()
+    if as_of is not None and as_of.tzinfo is None:
+        as_of = as_of.replace(tzinfo=UTC)
+
+    async def go(url: str) -> dict[str, Any]:
+        async with _service(settings, url) as hs:
+            report = await run_pass(hs, namespace=namespace, dry_run=dry_run, as_of=as_of)
+        return report.as_dict()
+
+    with database_url(settings) as url:
+        click.echo(json.dumps(asyncio.run(go(url))), err=True)
 
 
 # --- import -----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import httpx
 
-from hindsight.api import schemas
+from hindsight.api import lifecycle_schemas, schemas
 
 # HTTP statuses that mean "not done, try again": the server refused before acting.
 TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
@@ -40,7 +40,9 @@ class TransportError(Exception):
 
 
 class MemoryFields(TypedDict, total=False):
-    memory_type: Literal["fact", "preference", "experience", "reflection", "relation"]
+    memory_type: Literal[
+        "fact", "preference", "experience", "reflection", "relation", "event", "summary"
+    ]
     source: str
     confidence: float
     importance: float
@@ -48,12 +50,14 @@ class MemoryFields(TypedDict, total=False):
     metadata: dict[str, Any]
     verified: bool
     permanent: bool
+    expires_at: str  # ISO 8601 with a timezone
+    ttl_seconds: int
 
 
 class MemoryChanges(MemoryFields, total=False):
     key: str
     value: str
-    status: Literal["active", "archived"]
+    status: Literal["active", "cold", "archived"]
 
 
 class RecallOptions(TypedDict, total=False):
@@ -78,7 +82,7 @@ class ListFilters(TypedDict, total=False):
     min_confidence: float
     key: str
     key_prefix: str
-    status: Literal["active", "archived", "all"]
+    status: Literal["active", "cold", "archived", "all"]
 
 
 class StepFields(TypedDict, total=False):
@@ -214,6 +218,16 @@ def update(namespace: str, memory_id: str, changes: MemoryChanges) -> Call:
 
 def delete(namespace: str, memory_id: str) -> Call:
     return Call("DELETE", f"{_ns(namespace)}/memories/{_id(memory_id)}", _nothing)
+
+
+def feedback(namespace: str, recall_id: str, used: list[str], unused: list[str]) -> Call:
+    return Call(
+        "POST",
+        f"{_ns(namespace)}/recalls/{recall_id}/feedback",
+        _model(lifecycle_schemas.FeedbackOut),
+        json={"used": used, "unused": unused},
+        idempotent=True,  # a repeated verdict counts once
+    )
 
 
 def history(namespace: str, memory_id: str) -> Call:

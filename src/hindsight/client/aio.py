@@ -10,7 +10,7 @@ from typing import Any, Unpack
 
 import httpx
 
-from hindsight.api import schemas
+from hindsight.api import lifecycle_schemas, schemas
 from hindsight.client import _calls as c
 
 
@@ -124,6 +124,19 @@ class AsyncHindsight:
 
     async def delete(self, namespace: str, memory_id: str) -> None:
         await self._run(c.delete(namespace, str(memory_id)))
+
+    async def feedback(
+        self,
+        namespace: str,
+        recall_id: str,
+        used: list[str] | None = None,
+        unused: list[str] | None = None,
+    ) -> lifecycle_schemas.FeedbackOut:
+        """Say which of a recall's results were used."""
+        result: lifecycle_schemas.FeedbackOut = await self._run(
+            c.feedback(namespace, str(recall_id), list(used or []), list(unused or []))
+        )
+        return result
 
     async def history(self, namespace: str, memory_id: str) -> list[schemas.HistoryEntry]:
         result: list[schemas.HistoryEntry] = await self._run(c.history(namespace, str(memory_id)))

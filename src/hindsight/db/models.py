@@ -43,8 +43,18 @@ NAMING = {
 
 metadata = MetaData(naming_convention=NAMING)
 
-MEMORY_TYPES = ("fact", "preference", "experience", "reflection", "relation")
-MEMORY_STATUSES = ("active", "archived")
+MEMORY_TYPES = (
+    "fact",
+    "preference",
+    "experience",
+    "reflection",
+    "relation",
+    "event",
+    "summary",
+)
+MEMORY_STATUSES = ("active", "cold", "archived")
+# Recalled and holding their key: the statuses the unique index and keyword statistics cover.
+LIVE_STATUSES = ("active", "cold")
 SESSION_STATUSES = ("active", "ended")
 
 
@@ -71,7 +81,7 @@ long_term_memory = Table(
         "memory_type",
         Text,
         nullable=False,
-        comment="fact, preference, experience, reflection or relation.",
+        comment="fact, preference, experience, reflection, relation, event or summary.",
     ),
     Column(
         "mem_key",
@@ -140,7 +150,7 @@ long_term_memory = Table(
         Text,
         nullable=False,
         server_default=text("'active'"),
-        comment="active (recalled) or archived (kept, never recalled).",
+        comment="active, cold (recalled, ranked lower) or archived (kept, never recalled).",
     ),
     Column(
         "tags",
@@ -160,6 +170,12 @@ long_term_memory = Table(
     _timestamp("created_at", "When the key was first stored."),
     _timestamp("updated_at", "Last change of value, confidence, type, tags or status."),
     _timestamp("last_observed", "Last time the claim was observed (created or reinforced)."),
+    _timestamp(
+        "expires_at",
+        "Hard expiry: never returned after it, and the purge deletes it.",
+        nullable=True,
+        default=False,
+    ),
     CheckConstraint(_in("memory_type", MEMORY_TYPES), name="memory_type"),
     CheckConstraint(_in("status", MEMORY_STATUSES), name="status"),
     CheckConstraint("confidence >= 0 AND confidence <= 1", name="confidence_range"),
@@ -171,7 +187,12 @@ Index(
     long_term_memory.c.namespace,
     long_term_memory.c.mem_key,
     unique=True,
-    postgresql_where=text("status = 'active'"),
+    postgresql_where=text("status IN ('active', 'cold')"),
+)
+Index(
+    "ix_long_term_memory_expires_at",
+    long_term_memory.c.expires_at,
+    postgresql_where=text("expires_at IS NOT NULL"),
 )
 Index("ix_long_term_memory_namespace_id", long_term_memory.c.namespace, long_term_memory.c.id)
 Index(
@@ -210,7 +231,8 @@ memory_history = Table(
         "change",
         Text,
         nullable=False,
-        comment="created, reinforced, superseded, updated, archived, restored or deleted.",
+        comment="created, reinforced, superseded, updated, archived, restored, deleted, "
+        "cooled, warmed or expired.",
     ),
     Column("memory_type", Text, nullable=False, comment="Type after the change."),
     Column("old_value", Text, comment="Value before the change (null when created)."),
@@ -221,10 +243,22 @@ memory_history = Table(
     Column("source", Text, comment="Source reported with the change."),
     Column("actor", Text, comment="API key name or database user that made the change."),
     _timestamp("changed_at", "When the change was committed."),
+    Column("reason", Text, comment="Why the change was made (lifecycle rules)."),
     CheckConstraint(
         _in(
             "change",
-            ("created", "reinforced", "superseded", "updated", "archived", "restored", "deleted"),
+            (
+                "created",
+                "reinforced",
+                "superseded",
+                "updated",
+                "archived",
+                "restored",
+                "deleted",
+                "cooled",
+                "warmed",
+                "expired",
+            ),
         ),
         name="change",
     ),
@@ -459,6 +493,21 @@ memory_access = Table(
         comment="Times recall returned the memory.",
     ),
     _timestamp("last_accessed", "Last time recall returned it.", nullable=True, default=False),
+    Column(
+        "used_count",
+        BigInteger,
+        nullable=False,
+        server_default=text("0"),
+        comment="Times feedback said the agent used the memory a recall returned.",
+    ),
+    Column(
+        "unused_count",
+        BigInteger,
+        nullable=False,
+        server_default=text("0"),
+        comment="Times feedback said a returned memory went unused.",
+    ),
+    _timestamp("last_used", "Last time feedback said it was used.", nullable=True, default=False),
     comment="Recall counts, apart from the memories: a recall then rewrites a narrow row "
     "here instead of a memory row with its vectors.",
 )
@@ -527,4 +576,88 @@ embedding_cache = Table(
     Column("vector", LargeBinary, nullable=False, comment="float32 vector, little-endian."),
     _timestamp("created_at", "When it was computed."),
     comment="Embeddings by content and model, so the same text is never embedded twice.",
+)
+
+namespace_policy = Table(
+    "namespace_policy",
+    metadata,
+    Column("namespace", Text, primary_key=True, comment="Namespace the policy governs."),
+    Column(
+        "policy",
+        JSONB,
+        nullable=False,
+        server_default=text("'{}'"),
+        comment="The fields set by the last PUT, by section (lifecycle, ranking, capacity); "
+        "unset fields take the server's defaults.",
+    ),
+    Column("updated_by", Text, comment="API key name of the last PUT."),
+    _timestamp("updated_at", "When it was last replaced."),
+    comment="Per-namespace policy document: lifecycle thresholds, ranking factor weights, "
+    "capacity.",
+)
+
+namespace_lifecycle = Table(
+    "namespace_lifecycle",
+    metadata,
+    Column("namespace", Text, primary_key=True, comment="Namespace."),
+    _timestamp(
+        "last_pass_at",
+        "Clock of the last lifecycle pass over the namespace.",
+        nullable=True,
+        default=False,
+    ),
+    _timestamp(
+        "low_confidence_pass_at",
+        "Clock of the last low-confidence archiving pass.",
+        nullable=True,
+        default=False,
+    ),
+    Column(
+        "merge_cursor",
+        UUID(as_uuid=True),
+        comment="Retroactive merge resumes after this memory id (null: from the start).",
+    ),
+    Column(
+        "active_count",
+        BigInteger,
+        comment="Active memories the last pass found, before capacity archiving.",
+    ),
+    Column("capacity", BigInteger, comment="Capacity then in force."),
+    Column(
+        "capacity_archived",
+        BigInteger,
+        nullable=False,
+        server_default=text("0"),
+        comment="Memories the last pass archived to get down to the capacity.",
+    ),
+    comment="The lifecycle scheduler's state per namespace (what it last did).",
+)
+
+session_demotions = Table(
+    "session_demotions",
+    metadata,
+    Column("namespace", Text, primary_key=True, comment="Namespace of the session."),
+    Column("session_id", Text, primary_key=True, comment="The ended session."),
+    _timestamp("ended_at", "When it ended; demotion is due a policy delay after."),
+    comment="Ended sessions whose event and experience memories are still to be demoted; "
+    "a row goes once done.",
+)
+
+recall_feedback = Table(
+    "recall_feedback",
+    metadata,
+    Column("recall_id", UUID(as_uuid=True), primary_key=True, comment="recall_log.id."),
+    Column(
+        "memory_id", UUID(as_uuid=True), primary_key=True, comment="A memory that recall returned."
+    ),
+    Column("namespace", Text, nullable=False, comment="Namespace of the recall."),
+    Column("used", Boolean, nullable=False, comment="The agent used it (or not)."),
+    Column("actor", Text, comment="API key name that reported it."),
+    _timestamp("created_at", "When the feedback arrived."),
+    comment="Which recalled memories the agent used; the first report per pair counts.",
+)
+Index(
+    "ix_recall_feedback_namespace_memory_id",
+    recall_feedback.c.namespace,
+    recall_feedback.c.memory_id,
 )

@@ -12,6 +12,7 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight.background import BackgroundLoop
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
+from hindsight.services.lifecycle import LifecycleService
 from hindsight.stores import maintenance as store
 
 log = logging.getLogger(__name__)
@@ -50,10 +51,16 @@ async def run_once(pool: AsyncConnectionPool[Connection], settings: Settings) ->
 
 
 class MaintenanceLoop(BackgroundLoop):
-    def __init__(self, pool: AsyncConnectionPool[Connection], settings: Settings) -> None:
+    def __init__(
+        self,
+        pool: AsyncConnectionPool[Connection],
+        settings: Settings,
+        lifecycle: LifecycleService | None = None,
+    ) -> None:
         super().__init__("hindsight-maintenance", self._run)
         self._pool = pool
         self._settings = settings
+        self._lifecycle = lifecycle
 
     async def _run(self) -> None:
         while True:
@@ -64,3 +71,13 @@ class MaintenanceLoop(BackgroundLoop):
                     log.info("maintenance: %s", report.as_dict())
             except Exception:
                 log.exception("maintenance pass failed; will try again")
+            if self._lifecycle is None:
+                continue
+            try:  # at most once per interval across all replicas
+                passed = await self._lifecycle.run(
+                    due_after_seconds=self._settings.lifecycle_interval_seconds
+                )
+                if passed.ran and passed.counts:
+                    log.info("lifecycle: %s", passed.as_dict())
+            except Exception:
+                log.exception("lifecycle pass failed; will try again")

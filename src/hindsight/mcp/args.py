@@ -31,7 +31,7 @@ def _optional(schema: dict[str, Any]) -> Any:
     )
 
 
-TYPES = ["fact", "preference", "experience", "reflection", "relation"]
+TYPES = ["fact", "preference", "experience", "reflection", "relation", "event", "summary"]
 
 Namespace = Annotated[
     str | None,
@@ -57,14 +57,15 @@ Value = Annotated[
     str, _text("The claim itself, one self-contained sentence or phrase.", limits.VALUE_MAX_CHARS)
 ]
 MemoryType = Annotated[
-    Literal["fact", "preference", "experience", "reflection", "relation"],
+    Literal["fact", "preference", "experience", "reflection", "relation", "event", "summary"],
     WithJsonSchema(
         {
             "type": "string",
             "enum": TYPES,
             "default": "fact",
             "description": "fact, preference, experience (what happened and how it "
-            "went), reflection (a lesson) or relation.",
+            "went), reflection (a lesson), relation, event (something that happened at a "
+            "time) or summary.",
         }
     ),
 ]

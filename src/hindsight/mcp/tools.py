@@ -308,6 +308,22 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         return _dump(await _call(client.forget(ns, **policy)))
 
     @tool(
+        "memory_feedback",
+        "After using the results of memory_search, say which memories you actually used "
+        "(used) and which you did not (unused), by id, with the search's recall_id. "
+        "Memories that help get ranked by use rather than by mere retrieval.",
+    )
+    async def memory_feedback(
+        recall_id: args.MemoryId,
+        ctx: Context,
+        used: list[str] | None = None,
+        unused: list[str] | None = None,
+        namespace: args.Namespace = None,
+    ) -> Any:
+        client, ns = await target(ctx, namespace)
+        return _dump(await _call(client.feedback(ns, recall_id, used, unused)))
+
+    @tool(
         "working_memory_append",
         "Record a step of your current task in working memory "
         "(what you did, with what input or output). Steps expire 24 hours after the "

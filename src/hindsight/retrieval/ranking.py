@@ -1,6 +1,6 @@
 """How recall turns candidates into a ranked, explained list. Pure: no I/O.
 
-    score = relevance × confidence × (1 + α · ln(1 + access_count))
+    score = relevance × confidence × (1 + α · ln(1 + access_count)) × lifecycle terms
 
 where relevance fuses the two arms. `linear` fusion (the default) keeps their absolute
 meaning, so a weak match stays weak however the other candidates look:
@@ -15,6 +15,8 @@ import heapq
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from hindsight.retrieval.factors import LifecycleFactors, lifecycle_terms
 
 Fusion = Literal["linear", "rrf"]
 
@@ -80,10 +82,14 @@ def relevance(
 
 
 def rank(
-    rows: list[dict[str, Any]], config: RankingConfig, k: int, min_relevance: float = 0.0
+    rows: list[dict[str, Any]],
+    config: RankingConfig,
+    k: int,
+    min_relevance: float = 0.0,
+    factors: LifecycleFactors | None = None,
 ) -> list[Ranked]:
     """The best `k` candidates more relevant than `min_relevance`, with their score and
-    every component of it."""
+    every component of it (the lifecycle terms, see `factors`, when given)."""
     vector_ranks = _ranks(rows, "similarity", "from_vector")
     keyword_ranks = _ranks(rows, "keyword", "from_keyword")
     scored = []
@@ -95,11 +101,15 @@ def rank(
         if rel <= min_relevance:
             continue
         score = rel * row["confidence"] * access_boost(row["access_count"], config.access_alpha)
-        scored.append((-score, -row["similarity"], str(rid), rel, row))
+        terms: dict[str, Any] = {}
+        if factors is not None:
+            product, terms = lifecycle_terms(row, factors)
+            score *= product
+        scored.append((-score, -row["similarity"], str(rid), rel, row, terms))
     # components only for the k that are returned
     best = heapq.nsmallest(k, scored)
     ranked = []
-    for neg_score, _, _, rel, row in best:
+    for neg_score, _, _, rel, row, terms in best:
         rid = row["id"]
         ranked.append(
             Ranked(
@@ -117,6 +127,7 @@ def rank(
                     "vector_rank": vector_ranks.get(rid),
                     "keyword_rank": keyword_ranks.get(rid),
                     "fusion": config.fusion,
+                    **terms,
                 },
             )
         )

@@ -18,6 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight.background import BackgroundLoop
 from hindsight.db.pool import Connection
+from hindsight.stores import lifecycle as lifecycle_store
 from hindsight.stores import memories as memory_store
 from hindsight.stores import recall_log
 from hindsight.stores.recall_log import RecallEntry
@@ -70,6 +71,7 @@ class AccessRecorder(BackgroundLoop):
                     await conn.execute("SET LOCAL synchronous_commit = off")
                     if counts:
                         await memory_store.record_access(conn, counts)
+                        await lifecycle_store.warm(conn, list(counts))  # recalled: not cold
                     if entries:
                         await recall_log.insert_many(conn, entries)
             except BaseException:

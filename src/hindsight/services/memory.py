@@ -14,6 +14,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
@@ -27,6 +28,7 @@ from hindsight.embeddings.base import Embedder
 from hindsight.errors import InvalidInput, NotFound, Unavailable
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import document_vector
+from hindsight.stores import lifecycle as lifecycle_store
 from hindsight.stores import memories as store
 from hindsight.stores.filters import MemoryFilter
 
@@ -49,6 +51,7 @@ class Observation:
     metadata: dict[str, Any] = field(default_factory=dict)
     verified: bool = False
     permanent: bool = False
+    expires_at: datetime | None = None  # hard expiry
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,19 @@ class ForgetPolicy:
     action: str = "archive"  # archive (reversible) or delete
     dry_run: bool = False
     limit: int = 1000
+
+    def reason(self) -> str:
+        """The criteria, for the history entry of each memory forgotten."""
+        parts = []
+        if self.max_confidence is not None:
+            parts.append(f"confidence <= {self.max_confidence:g}")
+        if self.idle_days is not None:
+            parts.append(f"not accessed for {self.idle_days:g} days")
+        if self.stale_days is not None:
+            parts.append(f"not observed for {self.stale_days:g} days")
+        if self.memory_types:
+            parts.append("type in " + ", ".join(self.memory_types))
+        return "forget: " + "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -174,6 +190,7 @@ class MemoryService:
                     metadata=dict(obs.metadata),
                     verified=obs.verified,
                     permanent=obs.permanent,
+                    expires_at=obs.expires_at,
                 )
             )
         return claims
@@ -200,6 +217,8 @@ class MemoryService:
 
         async def work(conn: Connection) -> list[Outcome]:
             claims = list(prepared)
+            # an expired memory's key starts over: the old claim is gone, not reinforced
+            await lifecycle_store.delete_expired_keys(conn, namespace, [c.key for c in claims])
             twins = (
                 await store.near_duplicates(conn, namespace, claims, threshold)
                 if (threshold > 0)
@@ -338,10 +357,11 @@ class MemoryService:
             )
             if rows and not policy.dry_run:
                 ids = [r["id"] for r in rows]
+                reason = policy.reason()
                 if policy.action == "delete":
-                    await store.delete_many(conn, namespace, ids, actor=actor)
+                    await store.delete_many(conn, namespace, ids, actor=actor, reason=reason)
                 else:
-                    await store.archive_many(conn, namespace, ids, actor=actor)
+                    await store.archive_many(conn, namespace, ids, actor=actor, reason=reason)
             return rows
 
         return await with_retry(self._pool, work)

@@ -17,6 +17,7 @@ from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
+from hindsight.retrieval.factors import LifecycleFactors
 from hindsight.retrieval.keywords import query_terms
 from hindsight.retrieval.ranking import (
     Fusion,
@@ -27,6 +28,7 @@ from hindsight.retrieval.ranking import (
     rank,
 )
 from hindsight.services.access_recorder import AccessRecorder
+from hindsight.services.policy import PolicyService
 from hindsight.stores import memories as store
 from hindsight.stores import recall_log
 from hindsight.stores.filters import MemoryFilter
@@ -71,12 +73,14 @@ class RecallService:
         search_pool: AsyncConnectionPool[Connection],
         embedder: Embedder,
         recorder: AccessRecorder,
+        policies: PolicyService,
     ) -> None:
         self._settings = settings
         self._pool = pool
         self._search_pool = search_pool
         self._embedder = embedder
         self._recorder = recorder
+        self._policies = policies
 
     def ranking(self, request: RecallRequest) -> RankingConfig:
         weight = request.keyword_weight
@@ -115,14 +119,28 @@ class RecallService:
             exact_max=self._settings.exact_search_max_rows,
             postings_budget=self._settings.keyword_postings_budget,
         )
-        by_vector, by_keyword = await asyncio.gather(
-            self._arm(search, "vector"), self._arm(search, "keyword")
+        by_vector, by_keyword, factors = await asyncio.gather(
+            self._arm(search, "vector"), self._arm(search, "keyword"), self.factors(namespace)
         )
         return rank(
             merge_arms(by_vector, by_keyword),
             self.ranking(request),
             request.k,
             request.min_relevance,
+            factors,
+        )
+
+    async def factors(self, namespace: str) -> LifecycleFactors:
+        """The namespace policy's ranking terms (cached for a few seconds per process)."""
+        ranking = (await self._policies.get(namespace)).ranking
+        assert ranking is not None and ranking.tier_weights is not None
+        weights = ranking.tier_weights.model_dump()
+        return LifecycleFactors(
+            now=datetime.now(UTC),
+            tier_weights=weights,
+            recency_weight=ranking.recency_weight or 0.0,
+            recency_tau_days=ranking.recency_tau_days or 30.0,
+            importance_weight=ranking.importance_weight or 0.0,
         )
 
     async def _arm(self, search: store.Search, arm: str) -> list[dict[str, Any]]:

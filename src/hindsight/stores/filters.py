@@ -19,7 +19,8 @@ class MemoryFilter:
     observed_before: datetime | None = None
     key: str | None = None
     key_prefix: str | None = None
-    status: str | None = "active"
+    # one status, several (default: the live ones, active and cold), or None: any
+    status: str | tuple[str, ...] | None = ("active", "cold")
 
     def as_json(self) -> dict[str, Any]:
         """The filters that were set, for the recall log."""
@@ -46,7 +47,11 @@ def filter_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str:
         params[name] = value
         parts.append(condition)
 
-    if f.status is not None:
+    # past its hard expiry a memory is never returned, whatever else is asked
+    parts.append(f"({p}expires_at IS NULL OR {p}expires_at > now())")
+    if isinstance(f.status, tuple):
+        add(f"{p}status = ANY(%(f_status)s::text[])", "f_status", list(f.status))
+    elif f.status is not None:
         add(f"{p}status = %(f_status)s", "f_status", f.status)
     if f.memory_types:
         add(f"{p}memory_type = ANY(%(f_types)s::text[])", "f_types", list(f.memory_types))

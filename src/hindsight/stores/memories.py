@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from pgvector import HalfVector, SparseVector
@@ -24,7 +25,8 @@ MEMORY_COLUMNS = f"""
     coalesce((SELECT a.access_count FROM memory_access a WHERE a.memory_id = m.id), 0)
         AS access_count,
     m.observation_count, m.source, m.verified, m.permanent, m.status, m.tags, m.metadata,
-    m.changed_by, m.created_at, m.updated_at, m.last_observed, {_LAST_ACCESSED} AS last_accessed
+    m.changed_by, m.created_at, m.updated_at, m.last_observed, {_LAST_ACCESSED} AS last_accessed,
+    m.expires_at
 """
 
 _ACTOR = "set_config('hindsight.actor', %(actor)s, true) IS NOT NULL"
@@ -48,6 +50,7 @@ class NewClaim:
     metadata: dict[str, Any]
     verified: bool
     permanent: bool
+    expires_at: datetime | None = None
 
 
 # A re-observation of the same value reinforces: confidence rises by the step (capped at 1)
@@ -57,18 +60,19 @@ class NewClaim:
 _OBSERVE = f"""
 INSERT INTO long_term_memory AS t (
     id, namespace, mem_key, mem_value, memory_type, embedding, keywords, keyword_terms,
-    confidence, importance, source, tags, metadata, verified, permanent, changed_by)
+    confidence, importance, source, tags, metadata, verified, permanent, changed_by, expires_at)
 SELECT x.id, %(ns)s, x.key, x.value, x.memory_type, x.embedding, x.keywords,
        x.terms::int[], x.confidence, x.importance, x.source, x.tags::text[], x.metadata,
-       x.verified, x.permanent, %(actor)s
+       x.verified, x.permanent, %(actor)s, x.expires_at
 FROM unnest(%(ids)s::uuid[], %(keys)s::text[], %(values)s::text[], %(types)s::text[],
             %(embeddings)s::halfvec[], %(keywords)s::sparsevec[], %(terms)s::text[],
             %(confidences)s::numeric[], %(importances)s::float8[], %(sources)s::text[],
-            %(tags)s::text[], %(metadata)s::jsonb[], %(verified)s::bool[], %(permanent)s::bool[])
+            %(tags)s::text[], %(metadata)s::jsonb[], %(verified)s::bool[], %(permanent)s::bool[],
+            %(expires)s::timestamptz[])
      AS x(id, key, value, memory_type, embedding, keywords, terms, confidence, importance,
-          source, tags, metadata, verified, permanent)
+          source, tags, metadata, verified, permanent, expires_at)
 WHERE {_ACTOR}
-ON CONFLICT (namespace, mem_key) WHERE status = 'active' DO UPDATE SET
+ON CONFLICT (namespace, mem_key) WHERE status IN ('active', 'cold') DO UPDATE SET
     confidence = CASE WHEN t.mem_value = excluded.mem_value
                       THEN least(1, t.confidence + %(step)s) ELSE excluded.confidence END,
     observation_count = CASE WHEN t.mem_value = excluded.mem_value
@@ -91,6 +95,8 @@ ON CONFLICT (namespace, mem_key) WHERE status = 'active' DO UPDATE SET
     tags = ARRAY(SELECT DISTINCT unnest(t.tags || excluded.tags) ORDER BY 1),
     metadata = t.metadata || excluded.metadata,
     permanent = t.permanent OR excluded.permanent,
+    status = 'active',
+    expires_at = coalesce(excluded.expires_at, t.expires_at),
     changed_by = excluded.changed_by,
     updated_at = now(),
     last_observed = now()
@@ -139,6 +145,7 @@ async def observe(
         "metadata": [Jsonb(c.metadata) for c in claims],
         "verified": [c.verified for c in claims],
         "permanent": [c.permanent for c in claims],
+        "expires": [c.expires_at for c in claims],
     }
     cur = await conn.execute(_OBSERVE, params)
     return await cur.fetchall()
@@ -149,14 +156,16 @@ WITH x AS (
     SELECT x.* FROM unnest(%(keys)s::text[], %(types)s::text[], %(embeddings)s::halfvec[])
                     WITH ORDINALITY AS x(key, memory_type, embedding, ord)
     WHERE NOT EXISTS (SELECT 1 FROM long_term_memory k WHERE k.namespace = %(ns)s
-                      AND k.mem_key = x.key AND k.status = 'active')
+                      AND k.mem_key = x.key AND k.status IN ('active', 'cold'))
 )
 SELECT x.ord::int - 1 AS position, d.id, d.mem_key AS key, d.mem_value AS value,
        d.similarity
 FROM x CROSS JOIN LATERAL (
     SELECT m.id, m.mem_key, m.mem_value, 1 - (m.embedding <=> x.embedding) AS similarity
     FROM long_term_memory m
-    WHERE m.namespace = %(ns)s AND m.status = 'active' AND m.memory_type = x.memory_type
+    WHERE m.namespace = %(ns)s AND m.status IN ('active', 'cold')
+      AND m.memory_type = x.memory_type
+      AND (m.expires_at IS NULL OR m.expires_at > now())
     ORDER BY m.embedding <=> x.embedding
     LIMIT 1
 ) d
@@ -188,7 +197,8 @@ async def near_duplicates(
 
 async def get(conn: Connection, namespace: str, memory_id: uuid.UUID) -> dict[str, Any] | None:
     cur = await conn.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM long_term_memory m WHERE m.namespace = %s AND m.id = %s",
+        f"SELECT {MEMORY_COLUMNS} FROM long_term_memory m WHERE m.namespace = %s AND m.id = %s "
+        "AND (m.expires_at IS NULL OR m.expires_at > now())",
         (namespace, memory_id),
     )
     return await cur.fetchone()
@@ -273,7 +283,7 @@ async def forgettable(
 ) -> list[dict[str, Any]]:
     """Active, non-permanent memories a forgetting policy selects, least valuable first."""
     params: dict[str, Any] = {"ns": namespace, "limit": limit}
-    where = ["m.namespace = %(ns)s", "m.status = 'active'", "NOT m.permanent"]
+    where = ["m.namespace = %(ns)s", "m.status IN ('active', 'cold')", "NOT m.permanent"]
     if max_confidence is not None:
         params["max_conf"] = max_confidence
         where.append("m.confidence <= %(max_conf)s")
@@ -297,23 +307,28 @@ async def forgettable(
     return await cur.fetchall()
 
 
+_REASON = "set_config('hindsight.reason', %(reason)s, true) IS NOT NULL"
+
+
 async def archive_many(
-    conn: Connection, namespace: str, ids: list[uuid.UUID], *, actor: str
+    conn: Connection, namespace: str, ids: list[uuid.UUID], *, actor: str, reason: str = ""
 ) -> int:
     cur = await conn.execute(
         "UPDATE long_term_memory m SET status = 'archived', changed_by = %(actor)s, "
         f"updated_at = now() WHERE m.namespace = %(ns)s AND m.id = ANY(%(ids)s) "
-        f"AND m.status = 'active' AND NOT m.permanent AND {_ACTOR}",
-        {"ns": namespace, "ids": ids, "actor": actor},
+        f"AND m.status IN ('active', 'cold') AND NOT m.permanent AND {_ACTOR} AND {_REASON}",
+        {"ns": namespace, "ids": ids, "actor": actor, "reason": reason},
     )
     return cur.rowcount
 
 
-async def delete_many(conn: Connection, namespace: str, ids: list[uuid.UUID], *, actor: str) -> int:
+async def delete_many(
+    conn: Connection, namespace: str, ids: list[uuid.UUID], *, actor: str, reason: str = ""
+) -> int:
     cur = await conn.execute(
         f"DELETE FROM long_term_memory m WHERE m.namespace = %(ns)s AND m.id = ANY(%(ids)s) "
-        f"AND NOT m.permanent AND {_ACTOR}",
-        {"ns": namespace, "ids": ids, "actor": actor},
+        f"AND NOT m.permanent AND {_ACTOR} AND {_REASON}",
+        {"ns": namespace, "ids": ids, "actor": actor, "reason": reason},
     )
     return cur.rowcount
 
@@ -323,7 +338,7 @@ async def history(conn: Connection, namespace: str, memory_id: uuid.UUID) -> lis
         "SELECT h.id AS sequence, h.change, h.memory_type, h.mem_key AS key, "
         "h.old_value, h.new_value, h.old_confidence::float8 AS old_confidence, "
         "h.new_confidence::float8 AS new_confidence, h.observation_count, h.source, h.actor, "
-        "h.changed_at FROM memory_history h "
+        "h.reason, h.changed_at FROM memory_history h "
         "WHERE h.namespace = %s AND h.memory_id = %s ORDER BY h.id",
         (namespace, memory_id),
     )

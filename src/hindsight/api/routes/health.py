@@ -52,7 +52,15 @@ async def readyz(core: CoreDep) -> JSONResponse:
     else:
         checks["redis"] = "ok" if await core.hot.ping() else "unreachable"
     ready = checks["postgres"] == "ok" and checks["schema"] == "current" and checks["redis"] == "ok"
+    warnings = []
+    if checks["schema"] == "current":  # a warning, never a reason to be unready
+        for ns in await core.lifecycle.capacity_warnings():
+            warnings.append(
+                f"namespace {ns['namespace']!r} had {ns['active_count']} active memories, over "
+                f"its capacity of {ns['capacity']}; the lifecycle archived "
+                f"{ns['capacity_archived']} of the lowest value"
+            )
     return JSONResponse(
-        {"status": "ready" if ready else "not ready", "checks": checks},
+        {"status": "ready" if ready else "not ready", "checks": checks, "warnings": warnings},
         status_code=200 if ready else 503,
     )

@@ -93,16 +93,19 @@ async def list_memories(
     min_confidence: Annotated[float | None, Query(ge=0, le=1)] = None,
     key: Annotated[str | None, Query(max_length=limits.KEY_MAX_CHARS)] = None,
     key_prefix: Annotated[str | None, Query(max_length=limits.KEY_MAX_CHARS)] = None,
-    status_: Annotated[Literal["active", "archived", "all"], Query(alias="status")] = "active",
+    status_: Annotated[
+        Literal["active", "cold", "archived", "all"] | None, Query(alias="status")
+    ] = None,
 ) -> MemoryPage:
-    """Memories in creation order. Follow `next_cursor` to visit every one exactly once."""
+    """Memories in creation order. Follow `next_cursor` to visit every one exactly once.
+    By default the live ones (active and cold); `status=archived` lists the archive."""
     f = MemoryFilter(
         memory_types=tuple(memory_type or ()),
         tags_all=tuple(tag or ()),
         min_confidence=min_confidence,
         key=key,
         key_prefix=key_prefix,
-        status=None if status_ == "all" else status_,
+        status=("active", "cold") if status_ is None else None if status_ == "all" else status_,
     )
     rows, next_cursor = await core.memories.list_page(namespace, f, limit=limit, cursor=cursor)
     return MemoryPage(memories=[MemoryOut.model_validate(r) for r in rows], next_cursor=next_cursor)
@@ -123,7 +126,7 @@ async def update_memory(
 ) -> MemoryOut:
     """Edit fields. A new value is a new claim: re-embedded, and its confidence starts
     over unless the edit sets one. The change is recorded in history."""
-    changes = {name: getattr(body, name) for name in body.model_fields_set}
+    changes = body.changes()
     row = await core.memories.update(namespace, memory_id, changes, actor=principal.name)
     return MemoryOut.model_validate(row)
 
@@ -170,7 +173,7 @@ async def memory_history(
     rows = await core.memories.history(namespace, memory_id)
     entries = []
     for r in rows:
-        deleted = r["change"] == "deleted"
+        deleted = r["change"] in ("deleted", "expired")
         entries.append(
             HistoryEntry(
                 **r,

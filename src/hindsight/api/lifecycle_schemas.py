@@ -1,0 +1,45 @@
+"""Bodies of the lifecycle calls: recall feedback and namespace stats (the policy document
+is `hindsight.services.policy.Policy`)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hindsight import limits
+
+
+class FeedbackIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    used: list[uuid.UUID] = Field(
+        default_factory=list, max_length=limits.K_MAX, description="Results the agent used."
+    )
+    unused: list[uuid.UUID] = Field(
+        default_factory=list, max_length=limits.K_MAX, description="Results it did not use."
+    )
+
+
+class FeedbackMemory(BaseModel):
+    id: uuid.UUID
+    used: bool
+    used_count: int
+    unused_count: int
+
+
+class FeedbackOut(BaseModel):
+    recall_id: uuid.UUID
+    recorded: int = Field(description="Verdicts stored now (a repeated one counts once).")
+    memories: list[FeedbackMemory]
+
+
+class StatsOut(BaseModel):
+    namespace: str
+    memories: dict[str, int] = Field(description="By tier: active, cold, archived, expired.")
+    capacity: int
+    over_capacity: bool
+    warnings: list[str]
+    last_lifecycle_pass: datetime | None
+    last_capacity_archived: int

@@ -1,0 +1,286 @@
+"""The lifecycle scheduler: applies each namespace's policy to its memories.
+
+One replica at a time (a session-level advisory lock, held across the pass), in bounded
+batches, each its own short transaction, so a pass over a large namespace never holds
+locks for long and a client's write waits at most one batch. The clock is a parameter:
+`now` decides every rule, so tests (and a dry run "as of next month") move time instead of
+waiting.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from hindsight.config import Settings
+from hindsight.db.pool import Connection
+from hindsight.services.merge import merge_near_duplicates
+from hindsight.services.moves import Move
+from hindsight.services.policy import Policy, PolicyService
+from hindsight.stores import lifecycle as store
+
+log = logging.getLogger(__name__)
+
+ACTOR = "lifecycle"
+
+
+@dataclass
+class LifecycleReport:
+    ran: bool = False
+    dry_run: bool = False
+    now: datetime | None = None
+    namespaces: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    over_capacity: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ran": self.ran,
+            "dry_run": self.dry_run,
+            "now": self.now.isoformat() if self.now else None,
+            "namespaces": self.namespaces,
+            "counts": dict(self.counts),
+            "over_capacity": self.over_capacity,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+OnMove = Callable[[Move], None]
+OnProgress = Callable[[str, str, int], None]  # namespace, rule, memories moved so far
+
+
+def _params(settings: Settings, policy: Policy, namespace: str, now: datetime) -> dict[str, Any]:
+    life, ranking = policy.lifecycle, policy.ranking
+    assert life is not None and ranking is not None
+    day = 86_400.0
+    return {
+        "ns": namespace,
+        "now": now,
+        "cold_s": (life.cold_after_days or 0) * day,
+        "archive_s": (life.archive_after_days or 0) * day,
+        "del_imp": life.delete_below_importance or 0.0,
+        "del_s": (life.delete_after_days or 0) * day,
+        "low_conf": life.low_confidence_below or 0.0,
+        "low_conf_s": (life.low_confidence_every_days or 0) * day,
+        "batch": settings.lifecycle_batch_size,
+        "alpha": settings.access_alpha,
+        "tau_s": (ranking.recency_tau_days or 30) * day,
+    }
+
+
+class LifecycleService:
+    def __init__(
+        self, settings: Settings, pool: AsyncConnectionPool[Connection], policies: PolicyService
+    ) -> None:
+        self._settings = settings
+        self._pool = pool
+        self._policies = policies
+
+    async def run(
+        self,
+        *,
+        now: datetime | None = None,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        on_move: OnMove | None = None,
+        on_progress: OnProgress | None = None,
+        due_after_seconds: float | None = None,
+    ) -> LifecycleReport:
+        """One pass over `namespace` (default: every namespace). With `due_after_seconds`,
+        only if no pass has finished within that long (the periodic caller)."""
+        now = now or datetime.now(UTC)
+        report = LifecycleReport(dry_run=dry_run, now=now)
+        started = time.perf_counter()
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT pg_try_advisory_lock(%s) AS ok", (store.LIFECYCLE_LOCK,)
+            )
+            row = await cur.fetchone()
+            if not (row and row["ok"]):
+                return report  # another replica is at it
+            try:
+                if due_after_seconds is not None and not await self._due(
+                    conn, now, due_after_seconds
+                ):
+                    return report
+                report.ran = True
+                names = [namespace] if namespace else await store.namespaces(conn)
+                for ns in names:
+                    await self._namespace(conn, ns, now, dry_run, report, on_move, on_progress)
+                    report.namespaces += 1
+                if namespace is None and not dry_run:
+                    await store.set_last_run(conn, now)
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock(%s)", (store.LIFECYCLE_LOCK,))
+                report.seconds = time.perf_counter() - started
+        return report
+
+    async def _due(self, conn: Connection, now: datetime, interval: float) -> bool:
+        last = await store.last_run(conn)
+        return last is None or now - last >= timedelta(seconds=interval)
+
+    async def _namespace(
+        self,
+        conn: Connection,
+        ns: str,
+        now: datetime,
+        dry_run: bool,
+        report: LifecycleReport,
+        on_move: OnMove | None,
+        on_progress: OnProgress | None,
+    ) -> None:
+        policy = await self._policies.get(ns)
+        life, capacity = policy.lifecycle, policy.capacity
+        assert life is not None and capacity is not None
+        params = _params(self._settings, policy, ns, now)
+        state = await store.state(conn, ns)
+        last_low = state["low_confidence_pass_at"] if state else None
+        low_due = last_low is None or now - last_low >= timedelta(seconds=params["low_conf_s"])
+        all_rules = store.rules(params, low_confidence_due=low_due)
+        batch = self._settings.lifecycle_batch_size
+
+        def emit(row: dict[str, Any], action: str, rule: str, reason: str) -> None:
+            report.counts[rule] += 1
+            if on_move is not None:
+                on_move(Move(ns, row["id"], row["key"], action, rule, reason))
+
+        for i, rule in enumerate(all_rules):
+            after = uuid.UUID(int=0)
+            done = 0
+            while True:
+                async with conn.transaction():
+                    rows = await store.candidates(conn, all_rules, i, params, after)
+                    if not rows:
+                        break
+                    after = rows[-1]["id"]
+                    moved = (
+                        rows
+                        if dry_run
+                        else await store.apply(
+                            conn, all_rules, i, params, [r["id"] for r in rows], actor=ACTOR
+                        )
+                    )
+                for r in moved:
+                    emit(r, rule.action, rule.name, rule.reason)
+                done += len(moved)
+                if on_progress is not None:
+                    on_progress(ns, rule.name, done)
+                if len(rows) < batch:
+                    break
+
+        if not dry_run:
+            await self._demote(
+                conn,
+                ns,
+                now,
+                life.session_demotion_delay_seconds or 0,
+                life.session_demotion_factor or 0.0,
+                emit,
+            )
+            if life.merge_per_run:
+                for move in await merge_near_duplicates(
+                    conn,
+                    ns,
+                    self._settings.dedup_threshold,
+                    life.merge_per_run,
+                    actor=ACTOR,
+                ):
+                    report.counts["merged"] += 1
+                    if on_move is not None:
+                        on_move(move)
+
+        cap = capacity.max_active_memories or self._settings.namespace_capacity
+        active = await store.count_active(conn, ns, now)
+        archived_for_cap = 0
+        if active > cap:
+            report.over_capacity[ns] = active
+            reason = f"over capacity: {active} active memories, cap {cap}; lowest value first"
+            excess = active - cap
+            while excess > 0:
+                n = min(batch, excess)
+                async with conn.transaction():
+                    rows = (
+                        await store.lowest_value(conn, ns, n, params)
+                        if dry_run
+                        else await store.archive_lowest_value(
+                            conn, ns, n, params, actor=ACTOR, reason=reason
+                        )
+                    )
+                for r in rows:
+                    emit(r, "archived", "capacity", reason)
+                archived_for_cap += len(rows)
+                excess -= len(rows)
+                if not rows or dry_run:
+                    break
+        if not dry_run:
+            async with conn.transaction():
+                await store.save_state(
+                    conn,
+                    ns,
+                    last_pass_at=now,
+                    low_confidence_pass_at=now if low_due else last_low,
+                    active_count=active,
+                    capacity=cap,
+                    capacity_archived=archived_for_cap,
+                )
+
+    async def _demote(
+        self,
+        conn: Connection,
+        ns: str,
+        now: datetime,
+        delay: int,
+        factor: float,
+        emit: Callable[[dict[str, Any], str, str, str], None],
+    ) -> None:
+        before = now - timedelta(seconds=delay)
+        while True:
+            async with conn.transaction():
+                due = await store.due_demotions(conn, ns, before, 100)
+                for session in due:
+                    reason = f"session {session['session_id']} ended"
+                    for r in await store.demote_session(
+                        conn, ns, session["session_id"], factor, actor=ACTOR
+                    ):
+                        emit(r, "demote", "session_demotion", reason)
+            if len(due) < 100:
+                return
+
+    async def capacity_warnings(self) -> list[dict[str, Any]]:
+        """Namespaces the last pass found over their soft cap (for /readyz)."""
+        async with self._pool.connection() as conn:
+            return await store.over_capacity(conn)
+
+    async def stats(self, namespace: str) -> dict[str, Any]:
+        """Memories per tier, the capacity and whether the namespace is over it."""
+        policy = await self._policies.get(namespace)
+        assert policy.capacity is not None
+        cap = policy.capacity.max_active_memories or self._settings.namespace_capacity
+        async with self._pool.connection() as conn:
+            counts = await store.tier_counts(conn, namespace)
+            state = await store.state(conn, namespace)
+        active = counts.get("active", 0)
+        warnings = []
+        if active > cap:
+            warnings.append(
+                f"{active} active memories, over the capacity of {cap}: the next lifecycle "
+                "pass archives the lowest-value ones down to it"
+            )
+        return {
+            "namespace": namespace,
+            "memories": {s: counts.get(s, 0) for s in ("active", "cold", "archived", "expired")},
+            "capacity": cap,
+            "over_capacity": active > cap,
+            "warnings": warnings,
+            "last_lifecycle_pass": state["last_pass_at"] if state else None,
+            "last_capacity_archived": state["capacity_archived"] if state else 0,
+        }

@@ -1,0 +1,184 @@
+"""The namespace policy: one JSON document of rules a namespace may tune.
+
+Sections: `lifecycle` (when memories cool, archive, are deleted, demoted and merged),
+`ranking` (tier weights and the optional recency and importance factors) and `capacity`.
+Every field is optional in a PUT: what is not set takes the server's default (the
+HINDSIGHT_* settings), so the stored document holds only a namespace's own choices. Another
+section (e.g. `trust`, per-source trust levels) is added as one more model field here.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hindsight.config import Settings
+from hindsight.db.pool import Connection
+from hindsight.errors import InvalidInput
+from hindsight.stores import policies as store
+
+_DAYS = 36_500
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LifecyclePolicy(_Section):
+    cold_after_days: float | None = Field(
+        default=None, gt=0, le=_DAYS, description="No access or observation this long: cold."
+    )
+    archive_after_days: float | None = Field(
+        default=None, gt=0, le=_DAYS, description="No access or observation this long: archived."
+    )
+    delete_below_importance: float | None = Field(
+        default=None, ge=0, le=1, description="Importance under this (0: never) and ..."
+    )
+    delete_after_days: float | None = Field(
+        default=None, gt=0, le=_DAYS, description="... not accessed this long: deleted."
+    )
+    low_confidence_below: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="A periodic pass archives never-recalled memories under this confidence "
+        "(0: never) that are older than one period.",
+    )
+    low_confidence_every_days: float | None = Field(
+        default=None, gt=0, le=_DAYS, description="The period of that pass."
+    )
+    session_demotion_delay_seconds: int | None = Field(
+        default=None, ge=0, le=_DAYS * 86400, description="After a session ends, this long..."
+    )
+    session_demotion_factor: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="... its event and experience memories' importance is multiplied by this.",
+    )
+    merge_per_run: int | None = Field(
+        default=None,
+        ge=0,
+        le=100_000,
+        description="Memories the retroactive merge checks per pass (0: off).",
+    )
+
+
+class TierWeights(_Section):
+    active: float | None = Field(default=None, ge=0, le=1)
+    cold: float | None = Field(default=None, ge=0, le=1)
+
+
+class RankingPolicy(_Section):
+    tier_weights: TierWeights | None = None
+    recency_weight: float | None = Field(
+        default=None, ge=0, le=1, description="Weight w of recency: factor 1 − w + w·exp(−age/τ)."
+    )
+    recency_tau_days: float | None = Field(default=None, gt=0, le=_DAYS, description="τ.")
+    importance_weight: float | None = Field(
+        default=None, ge=0, le=1, description="Weight w of importance: factor 1 − w + w·importance."
+    )
+
+
+class CapacityPolicy(_Section):
+    max_active_memories: int | None = Field(
+        default=None, ge=1, le=1_000_000_000, description="Soft cap on active memories."
+    )
+
+
+class Policy(_Section):
+    """The document as PUT and as GET returns it (GET: every field filled in)."""
+
+    lifecycle: LifecyclePolicy | None = None
+    ranking: RankingPolicy | None = None
+    capacity: CapacityPolicy | None = None
+
+
+def defaults(settings: Settings) -> dict[str, Any]:
+    s = settings
+    return {
+        "lifecycle": {
+            "cold_after_days": s.cold_after_days,
+            "archive_after_days": s.archive_after_days,
+            "delete_below_importance": s.delete_below_importance,
+            "delete_after_days": s.delete_after_days,
+            "low_confidence_below": s.low_confidence_below,
+            "low_confidence_every_days": s.low_confidence_every_days,
+            "session_demotion_delay_seconds": s.session_demotion_delay_seconds,
+            "session_demotion_factor": s.session_demotion_factor,
+            "merge_per_run": s.merge_per_run,
+        },
+        "ranking": {
+            "tier_weights": {"active": 1.0, "cold": s.cold_tier_weight},
+            "recency_weight": s.recency_weight,
+            "recency_tau_days": s.recency_tau_days,
+            "importance_weight": s.importance_weight,
+        },
+        "capacity": {"max_active_memories": s.namespace_capacity},
+    }
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for name, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(name), dict):
+            out[name] = _merge(out[name], value)
+        elif value is not None:
+            out[name] = value
+    return out
+
+
+def effective(settings: Settings, stored: dict[str, Any]) -> Policy:
+    """The defaults with the namespace's own fields over them, checked as a whole."""
+    try:
+        policy = Policy.model_validate(_merge(defaults(settings), stored))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        path = ".".join(str(p) for p in first["loc"])
+        raise InvalidInput(f"{path}: {first['msg']}") from None
+    life = policy.lifecycle
+    assert life is not None and life.cold_after_days and life.archive_after_days
+    if life.archive_after_days <= life.cold_after_days:
+        raise InvalidInput(
+            f"lifecycle.archive_after_days: must be more than cold_after_days "
+            f"({life.cold_after_days:g}); memories cool before they are archived"
+        )
+    return policy
+
+
+class PolicyService:
+    """Reads are cached for a few seconds per process: recall reads the policy every time.
+    A PUT is seen at once by this process and within `ttl` seconds by other replicas."""
+
+    def __init__(
+        self, settings: Settings, pool: AsyncConnectionPool[Connection], ttl: float = 5.0
+    ) -> None:
+        self._settings = settings
+        self._pool = pool
+        self._ttl = ttl
+        self._cache: dict[str, tuple[float, Policy]] = {}
+
+    async def get(self, namespace: str) -> Policy:
+        hit = self._cache.get(namespace)
+        if hit is not None and time.monotonic() - hit[0] < self._ttl:
+            return hit[1]
+        async with self._pool.connection() as conn:
+            stored = await store.get(conn, namespace)
+        policy = effective(self._settings, stored or {})
+        if len(self._cache) > 10_000:
+            self._cache.clear()
+        self._cache[namespace] = (time.monotonic(), policy)
+        return policy
+
+    async def put(self, namespace: str, document: Policy, *, actor: str) -> Policy:
+        """Replace the namespace's own fields with `document`'s; nothing stored if the
+        result is invalid."""
+        own = document.model_dump(exclude_none=True)
+        policy = effective(self._settings, own)
+        async with self._pool.connection() as conn:
+            await store.put(conn, namespace, own, actor=actor)
+        self._cache[namespace] = (time.monotonic(), policy)
+        return policy

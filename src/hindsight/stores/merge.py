@@ -1,0 +1,121 @@
+"""SQL for the retroactive merge: near-duplicate memories that slipped in under different
+keys (written before the write-time check existed, or by a bulk import that skipped it)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from hindsight.db.pool import Connection
+
+_LIVE = "m.status IN ('active', 'cold') AND (m.expires_at IS NULL OR m.expires_at > now())"
+
+# For each of the next `n` memories after the cursor, its closest live twin of the same type.
+_PAIRS = f"""
+WITH x AS (
+    SELECT m.id, m.memory_type, m.embedding FROM long_term_memory m
+    WHERE m.namespace = %(ns)s AND m.id > %(after)s AND {_LIVE}
+    ORDER BY m.id LIMIT %(n)s
+)
+SELECT x.id AS a, d.id AS b, d.similarity FROM x CROSS JOIN LATERAL (
+    SELECT m.id, 1 - (m.embedding <=> x.embedding) AS similarity
+    FROM long_term_memory m
+    WHERE m.namespace = %(ns)s AND m.memory_type = x.memory_type AND m.id <> x.id AND {_LIVE}
+    ORDER BY m.embedding <=> x.embedding LIMIT 1
+) d
+WHERE d.similarity >= %(threshold)s
+ORDER BY x.id
+"""
+
+
+async def scan(
+    conn: Connection, namespace: str, after: uuid.UUID, n: int, threshold: float
+) -> tuple[list[dict[str, Any]], uuid.UUID | None]:
+    """Pairs at least `threshold` similar among the next `n` memories, and where the next
+    run resumes (None: the namespace was covered, start over)."""
+    cur = await conn.execute(
+        f"SELECT max(id::text)::uuid AS last, count(*) AS n FROM (SELECT m.id "
+        f"FROM long_term_memory m WHERE m.namespace = %(ns)s AND m.id > %(after)s AND {_LIVE} "
+        f"ORDER BY m.id LIMIT %(n)s) x",
+        {"ns": namespace, "after": after, "n": n},
+    )
+    span = await cur.fetchone()
+    cur = await conn.execute(
+        _PAIRS, {"ns": namespace, "after": after, "n": n, "threshold": threshold}
+    )
+    pairs = await cur.fetchall()
+    resume = span["last"] if span and int(span["n"]) == n else None
+    return pairs, resume
+
+
+_MERGE = """
+WITH pair AS (
+    SELECT m.id, m.mem_key, m.importance, m.confidence, m.observation_count, m.tags
+    FROM long_term_memory m
+    WHERE m.namespace = %(ns)s AND m.id IN (%(a)s, %(b)s) AND m.status IN ('active', 'cold')
+    ORDER BY m.id FOR UPDATE
+),
+ranked AS (
+    SELECT p.*, row_number() OVER (
+        ORDER BY p.importance DESC, p.confidence DESC, p.id) AS place
+    FROM pair p
+)
+SELECT (SELECT id FROM ranked WHERE place = 1) AS winner,
+       (SELECT mem_key FROM ranked WHERE place = 1) AS winner_key,
+       (SELECT id FROM ranked WHERE place = 2) AS loser,
+       (SELECT mem_key FROM ranked WHERE place = 2) AS loser_key
+"""
+
+_ABSORB = """
+UPDATE long_term_memory w SET
+    observation_count = w.observation_count + l.observation_count,
+    confidence = greatest(w.confidence, l.confidence),
+    importance = greatest(w.importance, l.importance),
+    tags = ARRAY(SELECT DISTINCT unnest(w.tags || l.tags) ORDER BY 1),
+    changed_by = %(actor)s, updated_at = now()
+FROM long_term_memory l
+WHERE w.id = %(winner)s AND l.id = %(loser)s
+  AND set_config('hindsight.actor', %(actor)s, true) IS NOT NULL
+  AND set_config('hindsight.reason', %(reason)s, true) IS NOT NULL
+"""
+
+_RETIRE = """
+UPDATE long_term_memory m SET status = 'archived', changed_by = %(actor)s, updated_at = now()
+WHERE m.id = %(loser)s
+  AND set_config('hindsight.actor', %(actor)s, true) IS NOT NULL
+  AND set_config('hindsight.reason', %(reason)s, true) IS NOT NULL
+"""
+
+
+async def merge_pair(
+    conn: Connection, namespace: str, a: uuid.UUID, b: uuid.UUID, similarity: float, actor: str
+) -> dict[str, Any] | None:
+    """Fold the less important of two live memories into the other: the keeper takes the
+    observations, the higher confidence and importance and both tag sets; the other is
+    archived. Both get a history entry naming the other. None if either is gone."""
+    cur = await conn.execute(_MERGE, {"ns": namespace, "a": a, "b": b})
+    row = await cur.fetchone()
+    if row is None or row["loser"] is None:
+        return None
+    sim = f"{similarity:.3f}"
+    await conn.execute(
+        _ABSORB,
+        {
+            **row,
+            "actor": actor,
+            "reason": f"merged near-duplicate {row['loser']} (key {row['loser_key']!r}, "
+            f"similarity {sim})",
+        },
+    )
+    await conn.execute(
+        _RETIRE,
+        {
+            **row,
+            "actor": actor,
+            "reason": f"merged into {row['winner']} (key {row['winner_key']!r}, similarity {sim})",
+        },
+    )
+    await conn.execute(
+        "SELECT set_config('hindsight.reason', '', true), set_config('hindsight.change', '', true)"
+    )
+    return row

@@ -1,0 +1,26 @@
+"""SQL for namespace policies: the fields a namespace set, as a JSON document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from hindsight.db.pool import Connection
+
+
+async def get(conn: Connection, namespace: str) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        "SELECT policy FROM namespace_policy WHERE namespace = %s", (namespace,)
+    )
+    row = await cur.fetchone()
+    return None if row is None else dict(row["policy"])
+
+
+async def put(conn: Connection, namespace: str, policy: dict[str, Any], *, actor: str) -> None:
+    await conn.execute(
+        "INSERT INTO namespace_policy (namespace, policy, updated_by) VALUES (%s, %s, %s) "
+        "ON CONFLICT (namespace) DO UPDATE SET policy = excluded.policy, "
+        "updated_by = excluded.updated_by, updated_at = now()",
+        (namespace, Jsonb(policy), actor),
+    )

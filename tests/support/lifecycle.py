@@ -1,0 +1,44 @@
+"""Run the lifecycle scheduler against a test database with an injected clock."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+
+from hindsight.config import Settings
+from hindsight.db.pool import open_pool
+from hindsight.services.lifecycle import LifecycleReport, LifecycleService
+from hindsight.services.moves import Move
+from hindsight.services.policy import PolicyService
+
+
+def days_from_now(days: float) -> datetime:
+    return datetime.now(UTC) + timedelta(days=days)
+
+
+async def run_pass_async(
+    settings: Settings, url: str, **kw: Any
+) -> tuple[LifecycleReport, list[Move]]:
+    pool = await open_pool(settings, url)
+    try:
+        # no policy cache: a PUT through the server is seen at once
+        service = LifecycleService(settings, pool, PolicyService(settings, pool, ttl=0))
+        moves: list[Move] = []
+        report = await service.run(on_move=moves.append, **kw)
+        return report, moves
+    finally:
+        await pool.close()
+
+
+def run_pass(settings: Settings, url: str, **kw: Any) -> tuple[LifecycleReport, list[Move]]:
+    """One pass (`now=`, `namespace=`, `dry_run=` as LifecycleService.run takes them)."""
+    return asyncio.run(run_pass_async(settings, url, **kw))
+
+
+def sql(url: str, statement: str, *params: Any) -> list[tuple[Any, ...]]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        cur = conn.execute(statement, params)
+        return cur.fetchall() if cur.description else []
