@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from hindsight import __version__, core
-from hindsight.api import errors
+from hindsight.api import docs, errors
 from hindsight.api.body_limit import BodyLimit
 from hindsight.api.routes import extraction, health, jobs, memories, recall, sessions
 from hindsight.config import Settings
@@ -46,9 +46,12 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        docs_url=None,  # served offline by docs.install
+        redoc_url=None,
     )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     errors.install(app)
+    docs.install(app)
     app.include_router(health.router)
     app.include_router(memories.router)
     app.include_router(recall.router)
