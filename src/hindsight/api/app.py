@@ -11,10 +11,13 @@ from fastapi import FastAPI
 from hindsight import __version__, core
 from hindsight.api import docs, errors
 from hindsight.api.body_limit import BodyLimit
-from hindsight.api.routes import extraction, health, jobs, memories, recall, sessions
+from hindsight.api.routes import extraction, health, jobs, memories, overview, recall, sessions
+from hindsight.api.routes import metrics as metrics_route
 from hindsight.config import Settings
 from hindsight.mcp.http import PATH as MCP_PATH
 from hindsight.mcp.http import McpEndpoint
+from hindsight.observability import metrics
+from hindsight.observability.http import RequestObserver
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +43,7 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
                 yield
         finally:
             await hindsight.aclose()
+            metrics.worker_stopped()
 
     app = FastAPI(
         title="Hindsight",
@@ -50,6 +54,7 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
         redoc_url=None,
     )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestObserver)  # outermost: times and logs every request
     errors.install(app)
     docs.install(app)
     app.include_router(health.router)
@@ -58,6 +63,8 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
     app.include_router(sessions.router)
     app.include_router(extraction.router)
     app.include_router(jobs.router)
+    app.include_router(overview.router)
+    app.include_router(metrics_route.router)
 
     async def authenticate(authorization: str | None) -> object:
         return await app.state.hindsight.auth.authenticate(authorization)
