@@ -478,5 +478,14 @@ def keys_revoke(name_or_id: str) -> None:
     click.echo(f"revoked {row['name']}")
 
 
+def _register() -> None:
+    from hindsight.cli.doctor import doctor
+
+    main.add_command(doctor)
+
+
+_register()
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
