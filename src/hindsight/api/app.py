@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from hindsight import __version__, core
+from hindsight import __version__, core, ui
 from hindsight.api import docs, errors
 from hindsight.api.body_limit import BodyLimit
 from hindsight.api.routes import extraction, health, jobs, memories, overview, recall, sessions
@@ -57,6 +57,7 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
     app.add_middleware(RequestObserver)  # outermost: times and logs every request
     errors.install(app)
     docs.install(app)
+    ui.install(app)
     app.include_router(health.router)
     app.include_router(memories.router)
     app.include_router(recall.router)
