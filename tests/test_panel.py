@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.conftest import ADMIN_KEY, Api
@@ -180,9 +179,7 @@ def test_a_step_appears_in_a_live_session(page: Any, api: Api) -> None:
 def test_a_wrong_key_is_shown_as_an_error(page: Any) -> None:
     sign_in(page, key="hs_not-a-real-key")
     page.wait_for_selector("#error:not([hidden])")
-    assert page.inner_text("#error") == (
-        "The API key was refused: unknown or revoked API key"
-    )
+    assert page.inner_text("#error") == ("The API key was refused: unknown or revoked API key")
     assert page.locator("input[name=apikey]").is_visible()  # still on the sign-in form
     assert page.evaluate("sessionStorage.length") == 0
     assert page.context.cookies() == []
