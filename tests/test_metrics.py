@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 
 from tests.conftest import Api
@@ -54,6 +56,17 @@ def test_values_move_with_traffic(client: httpx.Client, api: Api) -> None:
     assert moved == 2
     # the step just appended is in Redis: both reads were cache hits
     assert value(a, reads, source="redis") == value(b, reads, source="redis") + 2
+
+
+def test_consolidation_jobs_are_timed(client: httpx.Client, api: Api) -> None:
+    name = "hindsight_job_duration_seconds_count"
+    before = value(client.get("/metrics").text, name, outcome="succeeded")
+    api.append("done", "a step")
+    assert client.post(f"{api.base}/sessions/done:end").status_code == 200
+    deadline = time.monotonic() + 30
+    while value(client.get("/metrics").text, name, outcome="succeeded") != before + 1:
+        assert time.monotonic() < deadline, "the job never showed in the metrics"
+        time.sleep(0.1)
 
 
 def test_metrics_need_a_key_for_every_namespace(
