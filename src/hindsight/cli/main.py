@@ -9,6 +9,7 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from functools import wraps
@@ -160,24 +161,23 @@ def serve(host: str | None, port: int | None, workers: int | None) -> None:
             if urls.redis_url:
                 os.environ["HINDSIGHT_REDIS_URL"] = urls.redis_url
             # each worker counts in files here; a scrape of any worker sums them all
-            metrics.prepare_multiprocess_dir(
-                Path(metrics.multiprocess_dir() or settings.data_dir / "metrics")
-            )
-            uvicorn.run(
-                "hindsight.api.asgi:app_from_env",
-                factory=True,
-                host=settings.host,
-                port=settings.port,
-                workers=settings.workers,
-                log_level=settings.log_level,
-                log_config=None,  # each worker sets up our logging (api.asgi)
-                access_log=False,
-                timeout_graceful_shutdown=10,
-                # a worker must answer uvicorn's ping within this from its start; its
-                # imports alone took 15 s on a busy 2-core machine, and 5 s (the default)
-                # had it killed and restarted forever
-                timeout_worker_healthcheck=60,
-            )
+            with tempfile.TemporaryDirectory(prefix="hindsight-metrics-") as scratch:
+                metrics.prepare_multiprocess_dir(Path(metrics.multiprocess_dir() or scratch))
+                uvicorn.run(
+                    "hindsight.api.asgi:app_from_env",
+                    factory=True,
+                    host=settings.host,
+                    port=settings.port,
+                    workers=settings.workers,
+                    log_level=settings.log_level,
+                    log_config=None,  # each worker sets up our logging (api.asgi)
+                    access_log=False,
+                    timeout_graceful_shutdown=10,
+                    # a worker must answer uvicorn's ping within this from its start; its
+                    # imports alone took 15 s on a busy 2-core machine, and 5 s (the default)
+                    # had it killed and restarted forever
+                    timeout_worker_healthcheck=60,
+                )
 
 
 # --- mcp --------------------------------------------------------------------------------

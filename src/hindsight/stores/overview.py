@@ -34,16 +34,16 @@ async def namespaces(conn: Connection, only: Sequence[str] | None) -> list[dict[
     memories per status, open sessions and recalls of the last hour and day."""
     cur = await conn.execute(
         """
-        WITH names AS (
-            SELECT DISTINCT namespace FROM long_term_memory
-            UNION SELECT namespace FROM working_sessions
-            UNION SELECT DISTINCT namespace FROM recall_log
-                WHERE created_at > now() - interval '1 day'
-        ),
-        memories AS (
+        WITH memories AS (  -- the one pass over long_term_memory
             SELECT namespace, jsonb_object_agg(status, n) AS by_status
             FROM (SELECT namespace, status, count(*) AS n FROM long_term_memory
+                  WHERE %(only)s::text[] IS NULL OR namespace = ANY(%(only)s::text[])
                   GROUP BY 1, 2) c GROUP BY namespace
+        ),
+        names AS (
+            SELECT namespace FROM memories
+            UNION SELECT namespace FROM working_sessions
+            UNION SELECT namespace FROM recall_log WHERE created_at > now() - interval '1 day'
         ),
         sessions AS (
             SELECT namespace, count(*) AS open FROM working_sessions
