@@ -13,10 +13,12 @@ import httpx
 import pytest
 import redis
 
+from hindsight.observability import metrics
 from hindsight.runtime.embedded_redis import RedisProcess
 from hindsight.stores.hot_steps import session_key
 from tests.conftest import Api, make_settings
 from tests.support.cli import hindsight
+from tests.support.scrape import total, value
 from tests.support.servers import ThreadServer
 
 
@@ -230,10 +232,15 @@ def test_redis_stopped_mid_test_working_memory_is_served_from_postgres(
     api = Api.at(wm_server.url, ns)
     api.append("outage", "before")
     own_redis.stop()
+    before = metrics.exposition().decode()
     started = time.monotonic()
     api.append("outage", "during 1")
     api.append("outage", "during 2")
     assert [s["content"] for s in api.steps("outage")] == ["before", "during 1", "during 2"]
+    after = metrics.exposition().decode()
+    errors, reads = "hindsight_store_errors_total", "hindsight_working_memory_reads_total"
+    assert total(after, errors, store="redis") > total(before, errors, store="redis")
+    assert value(after, reads, source="postgres") == value(before, reads, source="postgres") + 1
     assert time.monotonic() - started < 5, "an outage must not add a timeout to every call"
     ready = api.client.get("/readyz")
     assert ready.status_code == 503 and ready.json()["checks"]["redis"] == "unreachable"

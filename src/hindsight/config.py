@@ -58,6 +58,12 @@ class Settings(BaseSettings):
         description="Requests per second per client address, per process (0: off).",
     )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["auto", "json", "text"] = Field(
+        default="auto", description="auto: readable text on a terminal, JSON lines otherwise."
+    )
+    metrics_public: bool = Field(
+        default=False, description="Serve /metrics without an API key (for a private scraper)."
+    )
 
     # --- embeddings --------------------------------------------------------------------
     embedding_provider: Literal["builtin", "openai", "sentence-transformers"] | None = Field(

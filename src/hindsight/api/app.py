@@ -8,12 +8,24 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from hindsight import __version__, core
-from hindsight.api import errors
+from hindsight import __version__, core, ui
+from hindsight.api import docs, errors
 from hindsight.api.body_limit import BodyLimit
-from hindsight.api.routes import extraction, health, jobs, lifecycle, memories, recall, sessions
+from hindsight.api.routes import (
+    extraction,
+    health,
+    jobs,
+    lifecycle,
+    memories,
+    overview,
+    recall,
+    sessions,
+)
+from hindsight.api.routes import metrics as metrics_route
 from hindsight.config import Settings
 from hindsight.mcp.http import McpEndpoint
+from hindsight.observability import metrics
+from hindsight.observability.http import RequestObserver
 from hindsight.services.auth import Principal
 
 log = logging.getLogger(__name__)
@@ -40,15 +52,21 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
                 yield
         finally:
             await hindsight.aclose()
+            metrics.worker_stopped()
 
     app = FastAPI(
         title="Hindsight",
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        docs_url=None,  # served offline by docs.install
+        redoc_url=None,
     )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestObserver)  # outermost: times and logs every request
     errors.install(app)
+    docs.install(app)
+    ui.install(app)
     app.include_router(health.router)
     app.include_router(memories.router)
     app.include_router(recall.router)
@@ -56,6 +74,8 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
     app.include_router(extraction.router)
     app.include_router(jobs.router)
     app.include_router(lifecycle.router)
+    app.include_router(overview.router)
+    app.include_router(metrics_route.router)
 
     async def authenticate(authorization: str | None, client: str | None) -> Principal:
         principal: Principal = await app.state.hindsight.auth.authenticate(authorization, client)

@@ -11,10 +11,12 @@ from fastapi import FastAPI
 from hindsight.api.app import create_app
 from hindsight.config import Settings
 from hindsight.errors import ConfigurationError
+from hindsight.observability import logs
 
 
 def app_from_env() -> FastAPI:
     settings = Settings()
+    logs.configure(settings)
     if not settings.database_url:
         raise ConfigurationError("worker started without HINDSIGHT_DATABASE_URL")
     return create_app(settings, database_url=settings.database_url, redis_url=settings.redis_url)

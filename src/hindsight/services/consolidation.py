@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from dataclasses import asdict
 from typing import Any
@@ -34,6 +35,7 @@ from hindsight.errors import NotFound, ProviderError, Unavailable
 from hindsight.ids import uuid7
 from hindsight.llm import LLM
 from hindsight.llm.prompts import SUMMARY_SYSTEM, summary_user
+from hindsight.observability import metrics
 from hindsight.services.distill import Candidate, Distiller, screen
 from hindsight.services.memory import MemoryService, Outcome
 from hindsight.stores import jobs as store
@@ -123,6 +125,8 @@ class ConsolidationService:
             job = await store.claim(conn, self._settings.job_lease_seconds)
         if job is None:
             return False
+        started = time.perf_counter()
+        outcome = "succeeded"
         try:
             await self._run(job)
         except asyncio.CancelledError:
@@ -130,23 +134,27 @@ class ConsolidationService:
             await self._reschedule(job, "interrupted by a shutdown", 0)
             raise
         except _Raced:
-            await self._reschedule(job, "another job consolidated this session first", 0)
+            outcome = await self._reschedule(job, "another job consolidated this session first", 0)
         except (Unavailable, ProviderError) as exc:
-            await self._reschedule(job, exc.message, min(300.0, 5.0 * 2 ** job["attempts"]))
+            delay = min(300.0, 5.0 * 2 ** job["attempts"])
+            outcome = await self._reschedule(job, exc.message, delay)
         except Exception as exc:
             log.exception("consolidation job %s failed", job["id"])
             # the job's error is shown to API callers: no input values in it (the log has them)
-            await self._reschedule(job, redact.failure(exc), 5.0 * job["attempts"])
+            outcome = await self._reschedule(job, redact.failure(exc), 5.0 * job["attempts"])
+        metrics.JOB_SECONDS.labels(outcome).observe(time.perf_counter() - started)
         return True
 
-    async def _reschedule(self, job: dict[str, Any], error: str, delay: float) -> None:
+    async def _reschedule(self, job: dict[str, Any], error: str, delay: float) -> str:
+        """Retry the job later, or give up on it: which of the two ("retry", "failed")."""
         async with self._pool.connection() as conn:
             if job["attempts"] >= self._settings.job_max_attempts:
                 await store.fail(
                     conn, job["id"], f"gave up after {job['attempts']} attempts: {error}"
                 )
-            else:
-                await store.retry_later(conn, job["id"], error, delay)
+                return "failed"
+            await store.retry_later(conn, job["id"], error, delay)
+            return "retry"
 
     async def _run(self, job: dict[str, Any]) -> None:
         namespace, session_id = job["namespace"], job["session_id"]

@@ -27,6 +27,7 @@ from hindsight.db.pool import Connection
 from hindsight.embeddings.base import Embedder
 from hindsight.errors import InvalidInput, NotFound, Unavailable
 from hindsight.ids import uuid7
+from hindsight.observability import metrics
 from hindsight.retrieval.keywords import document_vector
 from hindsight.stores import lifecycle as lifecycle_store
 from hindsight.stores import memories as store
@@ -265,7 +266,10 @@ class MemoryService:
                 await then(conn, outcomes)
             return outcomes
 
-        return await with_retry(self._pool, work)
+        outcomes = await with_retry(self._pool, work)
+        for o in outcomes:
+            metrics.OBSERVE_OUTCOMES.labels("deduplicated" if o.requested_key else o.outcome).inc()
+        return outcomes
 
     async def get(self, namespace: str, memory_id: uuid.UUID) -> dict[str, Any]:
         async with self._pool.connection() as conn:

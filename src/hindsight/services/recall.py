@@ -17,6 +17,7 @@ from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
+from hindsight.observability import metrics
 from hindsight.retrieval.factors import LifecycleFactors
 from hindsight.retrieval.keywords import query_terms
 from hindsight.retrieval.ranking import (
@@ -144,13 +145,18 @@ class RecallService:
         )
 
     async def _arm(self, search: store.Search, arm: str) -> list[dict[str, Any]]:
-        async with self._search_pool.connection() as conn:
-            return await store.arm_candidates(conn, search, arm)
+        with metrics.timed(metrics.RECALL_ARM_SECONDS, arm):
+            async with self._search_pool.connection() as conn:
+                rows = await store.arm_candidates(conn, search, arm)
+        metrics.RECALL_CANDIDATES.labels(arm).observe(len(rows))
+        return rows
 
     async def recall(self, namespace: str, request: RecallRequest, *, actor: str) -> RecallResult:
         """Rank memories for the request, count the accesses and log the recall."""
         started = time.perf_counter()
         ranked = await self.search(namespace, request)
+        metrics.RECALL_SECONDS.observe(time.perf_counter() - started)
+        metrics.RECALL_RESULTS.observe(len(ranked))
         recall_id = uuid7()
         self._recorder.record(
             RecallEntry(

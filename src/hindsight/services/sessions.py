@@ -15,6 +15,7 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.errors import Conflict, NotFound
+from hindsight.observability import metrics
 from hindsight.services.consolidation import ConsolidationService
 from hindsight.stores import steps as store
 from hindsight.stores.hot_steps import HotSteps
@@ -99,7 +100,9 @@ class SessionService:
     async def recent(self, namespace: str, session_id: str, n: int) -> list[dict[str, Any]]:
         cached = await self._hot.recent(namespace, session_id, n)
         if cached is not None:
+            metrics.WORKING_MEMORY_READS.labels("redis").inc()
             return cached
+        metrics.WORKING_MEMORY_READS.labels("postgres").inc()
         async with self._pool.connection() as conn:
             rows = await store.recent(conn, namespace, session_id, n)
         await self._hot.fill(namespace, session_id, rows)

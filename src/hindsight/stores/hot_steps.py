@@ -24,6 +24,8 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from hindsight.observability import metrics
+
 log = logging.getLogger(__name__)
 
 _PREFIX = "hs:wm:"
@@ -197,6 +199,7 @@ class HotSteps:
             await self._client.unlink(key)
 
     def _fail(self, what: str, exc: BaseException, key: str | None = None) -> None:
+        metrics.STORE_ERRORS.labels("redis", what).inc()
         if key is not None:
             self._stale.add(key)
         if time.monotonic() >= self._skip_until:

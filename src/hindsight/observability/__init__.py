@@ -1,0 +1,1 @@
+"""What an operator sees of the running service: Prometheus metrics and structured logs."""

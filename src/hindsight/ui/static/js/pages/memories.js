@@ -1,0 +1,56 @@
+import { call, ns as base } from "../api.js";
+import { ago, field, h, link, num, params, select, table } from "../dom.js";
+
+const TYPES = ["", "fact", "preference", "experience", "reflection", "relation"];
+
+function noNamespace(main) {
+  main.replaceChildren(h("h1", {}, "Memories"),
+    h("p", {}, "Pick a namespace first on the ", h("a", { href: "#/namespaces" }, "Namespaces"), " page."));
+}
+
+export async function render({ main, currentNamespace }) {
+  const p = params();
+  const ns = currentNamespace(p);
+  if (!ns) return noNamespace(main);
+  const query = {
+    limit: 50, cursor: p.cursor, memory_type: p.type, tag: p.tag, key_prefix: p.prefix,
+    min_confidence: p.min, status: p.status || "active",
+  };
+  const page = await call("GET", `${base(ns)}/memories`, undefined, query);
+  const form = h("form", { class: "filters", onsubmit: (e) => {
+    e.preventDefault();
+    const f = e.target.elements;
+    const q = new URLSearchParams({ ns });
+    for (const [k, el] of [["type", f.type], ["tag", f.tag], ["prefix", f.prefix], ["min", f.min], ["status", f.status]]) {
+      if (el.value) q.set(k, el.value);
+    }
+    location.hash = `#/memories?${q}`;
+  } },
+  field("type", select("type", TYPES.map((t) => [t, t || "any"]), p.type || "")),
+  field("tag", h("input", { name: "tag", value: p.tag || "", size: 12 })),
+  field("key prefix", h("input", { name: "prefix", value: p.prefix || "", size: 16 })),
+  field("min confidence", h("input", { name: "min", type: "number", step: "0.05", min: 0, max: 1, value: p.min || "", size: 5 })),
+  field("status", select("status", [["active", "active"], ["archived", "archived"], ["all", "all"]], p.status || "active")),
+  h("button", { type: "submit" }, "Filter"));
+  const rows = page.memories.map((m) => h("tr", { "data-id": m.id },
+    h("td", {}, link("memory", { ns, id: m.id }, m.key)),
+    h("td", { class: "clip", title: m.value }, m.value),
+    h("td", { class: "hide-narrow" }, m.memory_type),
+    h("td", { class: "num" }, num(m.confidence, 2)),
+    h("td", { class: "num hide-narrow" }, m.observation_count),
+    h("td", { class: "num hide-narrow" }, m.access_count),
+    h("td", { class: "hide-narrow" }, m.status),
+    h("td", { class: "hide-narrow" }, ago(m.updated_at))));
+  const nextArgs = { ...p, ns, cursor: page.next_cursor };
+  main.replaceChildren(
+    h("h1", {}, `Memories in ${ns}`),
+    form,
+    page.memories.length
+      ? table(["key", "value", { label: "type", cls: "hide-narrow" }, { label: "confidence", cls: "num" },
+        { label: "observed", cls: "num hide-narrow" }, { label: "recalled", cls: "num hide-narrow" },
+        { label: "status", cls: "hide-narrow" }, { label: "updated", cls: "hide-narrow" }], rows)
+      : h("p", { class: "muted" }, "No memories match."),
+    h("div", { class: "row" },
+      p.cursor ? h("a", { href: `#/memories?${new URLSearchParams({ ns })}` }, "First page") : null,
+      page.next_cursor ? link("memories", nextArgs, "Next page →") : null));
+}

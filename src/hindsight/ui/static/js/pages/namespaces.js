@@ -1,0 +1,30 @@
+import { call } from "../api.js";
+import { h, link, table } from "../dom.js";
+
+export async function render({ main }) {
+  const started = performance.now();
+  const data = await call("GET", "/v1/namespaces");
+  const statuses = [...new Set(data.namespaces.flatMap((n) => Object.keys(n.memories)))].sort();
+  if (!statuses.includes("active")) statuses.unshift("active");
+  const open = h("form", { class: "row", onsubmit: (e) => {
+    e.preventDefault();
+    const v = e.target.elements.ns.value.trim();
+    if (v) location.hash = `#/memories?ns=${encodeURIComponent(v)}`;
+  } }, h("input", { name: "ns", placeholder: "namespace", "aria-label": "namespace" }),
+  h("button", { type: "submit", class: "plain" }, "Open"));
+  const rows = data.namespaces.map((n) => h("tr", {},
+    h("td", {}, link("memories", { ns: n.namespace }, n.namespace)),
+    statuses.map((s) => h("td", { class: "num" }, (n.memories[s] || 0).toLocaleString())),
+    h("td", { class: "num" }, link("sessions", { ns: n.namespace }, n.open_sessions)),
+    h("td", { class: "num" }, link("recalls", { ns: n.namespace }, n.recalls_last_hour)),
+    h("td", { class: "num hide-narrow" }, n.recalls_last_day)));
+  main.replaceChildren(
+    h("h1", {}, "Namespaces"),
+    open,
+    data.namespaces.length
+      ? table([{ label: "namespace" }, ...statuses.map((s) => ({ label: s, cls: "num" })),
+        { label: "open sessions", cls: "num" }, { label: "recalls / hour", cls: "num" },
+        { label: "recalls / day", cls: "num hide-narrow" }], rows)
+      : h("p", { class: "muted" }, "No namespace holds anything yet."),
+    h("p", { class: "muted", id: "loaded-in" }, `Loaded in ${Math.round(performance.now() - started)} ms.`));
+}
