@@ -25,6 +25,7 @@ from benchmarks.perf import summary
 from benchmarks.stack import stores
 from hindsight.config import Settings
 from hindsight.db.pool import open_pool
+from hindsight.db.schema import EMBEDDING_INDEX, embedding_index_sql
 from hindsight.embeddings.builtin import BuiltinEmbedder
 
 QUERY = (
@@ -70,6 +71,10 @@ def main() -> None:
     parser.add_argument("--ef", default="40,64,100,200,400")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--keep", type=Path)
+    parser.add_argument(
+        "--build",
+        help="rebuild the vector index first WITH (m = M, ef_construction = EFC), given as M,EFC",
+    )
     args = parser.parse_args()
     corpus = CORPORA[args.corpus]
     cell = Cell(args.corpus, "import", 1, args.n)
@@ -78,9 +83,27 @@ def main() -> None:
         if fresh:
             print(f"loading {args.n:,} {args.corpus} memories ...", flush=True)
             asyncio.run(load_import(url, cell, corpus, settings))
-        asyncio.run(
-            sweep(url, corpus.queries(args.queries), [int(e) for e in args.ef.split(",")], settings)
+        if args.build:
+            m, efc = (int(x) for x in args.build.split(","))
+            took = rebuild(url, m, efc)
+            print(f"index rebuilt WITH (m = {m}, ef_construction = {efc}) in {took:.0f} s")
+        efs = [int(e) for e in args.ef.split(",")]
+        asyncio.run(sweep(url, corpus.queries(args.queries), efs, settings))
+
+
+def rebuild(url: str, m: int, efc: int) -> float:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP INDEX IF EXISTS {EMBEDDING_INDEX}")
+        conn.execute("SET maintenance_work_mem = '1GB'")
+        start = time.perf_counter()
+        conn.execute(
+            embedding_index_sql().replace(
+                "m = 16, ef_construction = 64", f"m = {m}, ef_construction = {efc}"
+            )
         )
+        return time.perf_counter() - start
 
 
 if __name__ == "__main__":
