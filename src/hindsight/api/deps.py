@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
@@ -10,7 +11,9 @@ from fastapi import Depends, Path, Request
 from hindsight import limits
 from hindsight.core import Hindsight
 from hindsight.errors import InvalidInput
+from hindsight.services import roles
 from hindsight.services.auth import Principal
+from hindsight.services.roles import Role
 
 _NAMESPACE = re.compile(limits.NAMESPACE_PATTERN)
 _SESSION = re.compile(limits.SESSION_ID_PATTERN)
@@ -51,16 +54,31 @@ def check_session_id(session_id: str) -> str:
     return session_id
 
 
-async def get_namespace(
-    namespace: Annotated[str, Path(description="Agent, user or tenant.")],
-    principal: PrincipalDep,
-) -> str:
-    check_namespace(namespace)
-    principal.require(namespace)
-    return namespace
+def namespace_for(needed: Role, what: str) -> Callable[..., Awaitable[str]]:
+    """The path's namespace, once the caller may use it with at least the `needed` role."""
+
+    async def get_namespace(
+        namespace: Annotated[str, Path(description="Agent, user or tenant.")],
+        principal: PrincipalDep,
+    ) -> str:
+        check_namespace(namespace)
+        principal.require(namespace)
+        roles.require(principal.role, needed, what)
+        return namespace
+
+    return get_namespace
 
 
-NamespaceDep = Annotated[str, Depends(get_namespace)]
+# reading (recall included: its log entry is a record of the read, not a change)
+NamespaceDep = Annotated[str, Depends(namespace_for(Role.READER, "reading memories"))]
+# writing: observe, edit, delete, append steps, extract, end or consolidate sessions
+WritableNamespaceDep = Annotated[
+    str, Depends(namespace_for(Role.WRITER, "changing memories or working memory"))
+]
+# the whole namespace at once: erase and export
+AdminNamespaceDep = Annotated[
+    str, Depends(namespace_for(Role.ADMIN, "erasing or exporting a whole namespace"))
+]
 
 
 def get_session_id(session_id: Annotated[str, Path(description="Client-chosen id.")]) -> str:

@@ -173,6 +173,7 @@ class Whoami(BaseModel):
     name: str
     namespaces: list[str] | None = Field(description="null: every namespace.")
     is_admin: bool
+    role: str = Field(description="reader, writer, curator or admin.")
 
 
 class HistoryEntry(BaseModel):

@@ -417,11 +417,11 @@ api_keys = Table(
     ),
     Column("namespaces", ARRAY(Text), comment="Namespaces the key may use; null: all."),
     Column(
-        "is_admin",
-        Boolean,
+        "role",
+        Text,
         nullable=False,
-        server_default=text("false"),
-        comment="May manage keys and use every namespace.",
+        server_default=text("'writer'"),
+        comment="reader, writer, curator or admin; each may do what the one before may.",
     ),
     _timestamp("created_at", "When the key was created."),
     _timestamp(
@@ -431,6 +431,7 @@ api_keys = Table(
         default=False,
     ),
     _timestamp("last_used_at", "Roughly when the key was last used.", nullable=True, default=False),
+    CheckConstraint(_in("role", ("reader", "writer", "curator", "admin")), name="role"),
     comment="API keys, stored hashed, optionally scoped to namespaces.",
 )
 

@@ -22,6 +22,7 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight.db.pool import Connection
 from hindsight.errors import Conflict, Forbidden, Unauthorized
 from hindsight.ids import uuid7
+from hindsight.services.roles import Role
 from hindsight.stores import api_keys as store
 
 CACHE_SECONDS = 5.0
@@ -32,7 +33,11 @@ KEY_PREFIX = "hs_"
 class Principal:
     name: str
     namespaces: frozenset[str] | None  # None: every namespace
-    is_admin: bool
+    role: Role
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role is Role.ADMIN
 
     def allows(self, namespace: str) -> bool:
         return self.is_admin or self.namespaces is None or namespace in self.namespaces
@@ -70,7 +75,7 @@ class Authenticator:
             raise Unauthorized("Authorization must be `Bearer <api key>`")
         digest = hash_key(token)
         if self._bootstrap is not None and hmac.compare_digest(digest, self._bootstrap):
-            return Principal(name="bootstrap-admin", namespaces=None, is_admin=True)
+            return Principal(name="bootstrap-admin", namespaces=None, role=Role.ADMIN)
         now = time.monotonic()
         cached = self._cache.get(digest)
         if cached is not None and cached[0] > now:
@@ -94,7 +99,7 @@ class Authenticator:
         return Principal(
             name=row["name"],
             namespaces=None if namespaces is None else frozenset(namespaces),
-            is_admin=bool(row["is_admin"]),
+            role=Role(row["role"]),
         )
 
 
@@ -105,8 +110,9 @@ class KeyService:
         self._pool = pool
 
     async def create(
-        self, name: str, *, namespaces: Sequence[str] | None, is_admin: bool
+        self, name: str, *, namespaces: Sequence[str] | None, role: Role
     ) -> tuple[str, dict[str, Any]]:
+        """A key for `namespaces` (None: every namespace) with `role`."""
         key = new_key()
         try:
             async with self._pool.connection() as conn:
@@ -117,7 +123,7 @@ class KeyService:
                     key_hash=hash_key(key),
                     key_prefix=key[:10],
                     namespaces=list(namespaces) if namespaces is not None else None,
-                    is_admin=is_admin,
+                    role=role.value,
                 )
         except pg_errors.UniqueViolation:
             raise Conflict(f"an API key named {name!r} exists; pick another name") from None

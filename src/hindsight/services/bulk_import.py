@@ -30,6 +30,7 @@ from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import document_vector
 from hindsight.services.memory import MemoryService, Observation, memory_text, normalise_tags
+from hindsight.services.roles import Role
 
 CHUNK = 5_000
 # Rebuild the search indexes when the import at least doubles the table.
@@ -213,7 +214,12 @@ class BulkImporter:
         for namespace, group in _by_namespace(later):
             for part in chunks(group, 1000):
                 outcomes = await self._memories.observe(
-                    namespace, [i.observation for i in part], actor=actor, dedup=False
+                    namespace,
+                    [i.observation for i in part],
+                    actor=actor,
+                    # the operator's own tool, run with database access
+                    role=Role.ADMIN,
+                    dedup=False,
                 )
                 report.observed += len(outcomes)
                 for o in outcomes:

@@ -27,6 +27,8 @@ from hindsight.embeddings.base import Embedder
 from hindsight.errors import InvalidInput, NotFound, Unavailable
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import document_vector
+from hindsight.services import roles
+from hindsight.services.roles import Role
 from hindsight.stores import memories as store
 from hindsight.stores.filters import MemoryFilter
 
@@ -136,6 +138,20 @@ def _rounds(claims: Sequence[store.NewClaim]) -> list[list[int]]:
     return rounds
 
 
+def vouching(
+    verified: bool | None, permanent: bool | None, confidence: float | None, initial: float
+) -> str | None:
+    """What in a write vouches for a memory beyond what the caller observed (curator's
+    call), or None."""
+    if verified is not None:
+        return "setting verified"
+    if permanent is not None:
+        return "setting permanent"
+    if confidence is not None and confidence > initial:
+        return f"a confidence above the initial {initial:g}"
+    return None
+
+
 class MemoryService:
     def __init__(
         self, settings: Settings, pool: AsyncConnectionPool[Connection], embedder: Embedder
@@ -180,6 +196,7 @@ class MemoryService:
         items: Sequence[Observation],
         *,
         actor: str,
+        role: Role = Role.WRITER,
         then: Callable[[Connection, list[Outcome]], Awaitable[None]] | None = None,
         dedup: bool = True,
     ) -> list[Outcome]:
@@ -189,8 +206,13 @@ class MemoryService:
         had been sent one after another. A new key whose memory is near-identical to an
         existing one of the same type reinforces that one instead (HINDSIGHT_DEDUP_THRESHOLD).
         `then` runs in the same transaction, so what it writes commits with the memories or
-        not at all.
+        not at all. Only a curator may vouch for a claim (`roles`).
         """
+        initial = self._settings.initial_confidence
+        for i, o in enumerate(items):
+            what = vouching(o.verified or None, o.permanent or None, o.confidence, initial)
+            if what is not None:
+                roles.require(role, Role.CURATOR, f"memories[{i}]: {what}")
         prepared = await self._claims(items)
         threshold = self._settings.dedup_threshold if dedup else 0.0
 
@@ -262,10 +284,26 @@ class MemoryService:
         return rows, (encode_cursor(rows[-1]["id"]) if more else None)
 
     async def update(
-        self, namespace: str, memory_id: uuid.UUID, changes: dict[str, Any], *, actor: str
+        self,
+        namespace: str,
+        memory_id: uuid.UUID,
+        changes: dict[str, Any],
+        *,
+        actor: str,
+        role: Role = Role.WRITER,
     ) -> dict[str, Any]:
         """Apply a client's explicit edit. A new value is re-embedded and, unless the edit
-        sets a confidence, starts over at the initial confidence (it is a new claim)."""
+        sets a confidence, starts over at the initial confidence (it is a new claim).
+        Changing verified or permanent either way, or raising confidence above the
+        initial one, is a curator's call."""
+        what = vouching(
+            changes.get("verified"),
+            changes.get("permanent"),
+            changes.get("confidence"),
+            self._settings.initial_confidence,
+        )
+        if what is not None:
+            roles.require(role, Role.CURATOR, what)
         columns: dict[str, Any] = {}
         for name, value in changes.items():
             if name == "key":
