@@ -24,6 +24,7 @@ from hindsight.services.distill import Distiller
 from hindsight.services.extraction import ExtractionService
 from hindsight.services.memory import MemoryService
 from hindsight.services.recall import RecallService
+from hindsight.services.redaction import guard_embedder, guard_llm
 from hindsight.services.sessions import SessionService
 from hindsight.stores.hot_steps import HotSteps
 
@@ -91,10 +92,12 @@ async def start(
         raise
     if not settings.uses_builtin_embedder and settings.embedding_cache:
         embedder = CachedEmbedder(embedder, pool)
+    if not settings.uses_builtin_embedder:  # text leaves the process: redact it first
+        embedder = guard_embedder(settings, embedder)
     search_pool = await open_pool(settings, database_url, name="hindsight-search", search=True)
     hot = HotSteps(redis_url, keep=settings.working_memory_cache_steps)
     recorder = AccessRecorder(pool, interval=settings.access_flush_interval_ms / 1000)
-    llm = create_llm(settings)
+    llm = guard_llm(settings, create_llm(settings))
     memories = MemoryService(settings, pool, embedder)
     recall = RecallService(settings, pool, search_pool, embedder, recorder)
     distiller = Distiller(llm, recall) if llm is not None else None

@@ -86,6 +86,10 @@ class ObserveResult(BaseModel):
         "memory `key`, which it reinforced instead of creating a twin.",
     )
     similarity: float | None = Field(default=None, description="Similarity to that memory.")
+    redactions: dict[str, int] = Field(
+        default_factory=dict,
+        description="Secrets or personal data replaced with [REDACTED:kind], per kind.",
+    )
 
 
 class BatchOut(BaseModel):
@@ -191,6 +195,10 @@ class HistoryEntry(BaseModel):
     source: str | None
     actor: str | None
     changed_at: datetime
+    redactions: dict[str, int] = Field(
+        default_factory=dict,
+        description="Secrets or personal data replaced with [REDACTED:kind], per kind.",
+    )
 
 
 class HistoryOut(BaseModel):
@@ -300,6 +308,10 @@ class StepOut(BaseModel):
     metadata: dict[str, Any]
     created_at: datetime
     expires_at: datetime
+    redactions: dict[str, int] = Field(
+        default_factory=dict,
+        description="Secrets or personal data replaced with [REDACTED:kind], per kind.",
+    )
 
 
 class StepsOut(BaseModel):

@@ -28,6 +28,7 @@ from hindsight.errors import InvalidInput, NotFound, Unavailable
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import document_vector
 from hindsight.services import roles
+from hindsight.services.redaction import Scrubber
 from hindsight.services.roles import Role
 from hindsight.stores import memories as store
 from hindsight.stores.filters import MemoryFilter
@@ -77,6 +78,8 @@ class Outcome:
     # Set when a new key was a near-duplicate of another memory, which it reinforced.
     requested_key: str | None = None
     similarity: float | None = None
+    # secrets and personal data replaced before storage, per kind (never the secret)
+    redactions: dict[str, int] = field(default_factory=dict)
 
 
 def memory_text(key: str, value: str) -> str:
@@ -213,6 +216,7 @@ class MemoryService:
             what = vouching(o.verified or None, o.permanent or None, o.confidence, initial)
             if what is not None:
                 roles.require(role, Role.CURATOR, f"memories[{i}]: {what}")
+        items, redactions = self._scrubbed(namespace, items)
         prepared = await self._claims(items)
         threshold = self._settings.dedup_threshold if dedup else 0.0
 
@@ -258,6 +262,7 @@ class MemoryService:
                         memory_type=row["memory_type"],
                         requested_key=prepared[p].key if matched else None,
                         similarity=round(float(matched["similarity"]), 6) if matched else None,
+                        redactions=redactions[p],
                     )
             outcomes = [r for r in results if r is not None]
             if then is not None:
@@ -265,6 +270,20 @@ class MemoryService:
             return outcomes
 
         return await with_retry(self._pool, work)
+
+    def _scrubbed(
+        self, namespace: str, items: Sequence[Observation]
+    ) -> tuple[list[Observation], list[dict[str, int]]]:
+        """Items with secrets redacted from keys and values (or 422 in reject mode)."""
+        out: list[Observation] = []
+        counts: list[dict[str, int]] = []
+        for i, o in enumerate(items):
+            scrub = Scrubber(self._settings, namespace)
+            key = scrub(f"memories[{i}].key", o.key)
+            value = scrub(f"memories[{i}].value", o.value)
+            out.append(o if scrub.mode == "off" else dataclasses.replace(o, key=key, value=value))
+            counts.append(dict(scrub.counts))
+        return out, counts
 
     async def get(self, namespace: str, memory_id: uuid.UUID) -> dict[str, Any]:
         async with self._pool.connection() as conn:
@@ -304,6 +323,11 @@ class MemoryService:
         )
         if what is not None:
             roles.require(role, Role.CURATOR, what)
+        scrub = Scrubber(self._settings, namespace)
+        changes = {
+            name: scrub(name, value) if name in ("key", "value") else value
+            for name, value in changes.items()
+        }
         columns: dict[str, Any] = {}
         for name, value in changes.items():
             if name == "key":

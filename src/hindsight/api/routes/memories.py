@@ -25,6 +25,7 @@ from hindsight.api.schemas import (
 )
 from hindsight.services.memory import ForgetPolicy, Outcome
 from hindsight.stores.filters import MemoryFilter
+from hindsight.text.redact import marker_counts
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["memories"])
 
@@ -39,6 +40,7 @@ def observe_result(o: Outcome) -> ObserveResult:
         memory_type=o.memory_type,  # type: ignore[arg-type]
         requested_key=o.requested_key,
         similarity=o.similarity,
+        redactions=o.redactions,
     )
 
 
@@ -183,6 +185,7 @@ async def memory_history(
                 **r,
                 value=r["old_value"] if deleted else r["new_value"],
                 confidence=r["old_confidence"] if deleted else r["new_confidence"],
+                redactions=marker_counts(r["new_value"]),
             )
         )
     return HistoryOut(memory_id=memory_id, history=entries)

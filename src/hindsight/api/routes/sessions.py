@@ -24,12 +24,14 @@ from hindsight.api.schemas import (
 )
 from hindsight.api.validation import clean_text
 from hindsight.errors import InvalidInput
+from hindsight.text.redact import marker_counts
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/sessions/{session_id}", tags=["sessions"])
 
 
 def _step(session_id: str, row: dict[str, Any]) -> StepOut:
-    return StepOut.model_validate({**row, "session_id": session_id})
+    redactions = marker_counts(row["content"], row["summary"])
+    return StepOut.model_validate({**row, "session_id": session_id, "redactions": redactions})
 
 
 @router.post("/steps", response_model=StepOut, status_code=201)
