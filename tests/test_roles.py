@@ -105,6 +105,10 @@ def test_writer_observes_but_only_a_curator_vouches(as_role: dict[Role, Api]) ->
     assert r.status_code == 200 and r.json()["verified"] is True, r.text
     (p,) = curator.observe({"key": "user.name", "value": "Ada", "permanent": True})
     assert curator.get(p["id"])["permanent"] is True
+    # namespace-wide operations are an admin's
+    refused(curator.client.delete(curator.base), "admin")
+    refused(curator.client.get(f"{curator.base}:export"), "admin")
+    assert curator.get(p["id"])["value"] == "Ada"
 
 
 def test_scope_still_applies_whatever_the_role(as_role: dict[Role, Api]) -> None:

@@ -21,6 +21,8 @@ from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.auth import Authenticator, KeyService
 from hindsight.services.consolidation import ConsolidationService, JobWorker
 from hindsight.services.distill import Distiller
+from hindsight.services.erasure import ErasureService
+from hindsight.services.export import ExportService
 from hindsight.services.extraction import ExtractionService
 from hindsight.services.memory import MemoryService
 from hindsight.services.recall import RecallService
@@ -50,6 +52,8 @@ class Hindsight:
     sessions: SessionService
     consolidation: ConsolidationService
     extraction: ExtractionService
+    erasure: ErasureService
+    exports: ExportService
 
     async def aclose(self) -> None:
         if self.worker is not None:
@@ -98,7 +102,7 @@ async def start(
     hot = HotSteps(redis_url, keep=settings.working_memory_cache_steps)
     recorder = AccessRecorder(pool, interval=settings.access_flush_interval_ms / 1000)
     llm = guard_llm(settings, create_llm(settings))
-    memories = MemoryService(settings, pool, embedder)
+    memories = MemoryService(settings, pool, embedder, recorder)
     recall = RecallService(settings, pool, search_pool, embedder, recorder)
     distiller = Distiller(llm, recall) if llm is not None else None
     consolidation = ConsolidationService(settings, pool, memories, hot, llm, distiller)
@@ -128,6 +132,8 @@ async def start(
         sessions=SessionService(settings, pool, hot, consolidation),
         consolidation=consolidation,
         extraction=ExtractionService(settings, memories, llm, distiller),
+        erasure=ErasureService(pool, hot, recorder),
+        exports=ExportService(pool, embedder),
     )
 
 

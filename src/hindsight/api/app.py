@@ -11,7 +11,15 @@ from fastapi import FastAPI
 from hindsight import __version__, core
 from hindsight.api import errors
 from hindsight.api.body_limit import BodyLimit
-from hindsight.api.routes import extraction, health, jobs, memories, recall, sessions
+from hindsight.api.routes import (
+    extraction,
+    health,
+    jobs,
+    memories,
+    namespaces,
+    recall,
+    sessions,
+)
 from hindsight.config import Settings
 from hindsight.mcp.http import PATH as MCP_PATH
 from hindsight.mcp.http import McpEndpoint
@@ -55,6 +63,7 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
     app.include_router(sessions.router)
     app.include_router(extraction.router)
     app.include_router(jobs.router)
+    app.include_router(namespaces.router)
 
     async def authenticate(authorization: str | None) -> object:
         return await app.state.hindsight.auth.authenticate(authorization)

@@ -433,3 +433,16 @@ class ErrorBody(BaseModel):
 
 class ErrorOut(BaseModel):
     error: ErrorBody
+
+
+# --- namespaces -------------------------------------------------------------------------
+
+
+class EraseReceipt(BaseModel):
+    id: str = Field(description="Receipt id, for your records.")
+    namespace: str
+    erased_at: datetime
+    actor: str
+    postgres: dict[str, int] = Field(description="Rows deleted per table.")
+    redis: dict[str, Any] = Field(description="Keys unlinked, and whether Redis is configured.")
+    total: int

@@ -296,8 +296,10 @@ def purge() -> None:
 def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> None:
     """Import memories from a JSON-lines file (`-`: standard input; one memory per line,
     as in the batch call, with an optional "namespace"). New keys load at COPY speed;
-    known keys are observed as usual (reinforced or superseded)."""
+    known keys are observed as usual (reinforced or superseded). A file made by
+    `hindsight export` is restored as it was instead, into an empty namespace."""
     from hindsight.services.bulk_import import BulkImporter, parse_line
+    from hindsight.services.export import is_export
 
     settings = load_settings()
 
@@ -314,6 +316,13 @@ def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> N
             for number, line in enumerate(source, start=1):
                 if line.strip():
                     yield number, line
+
+    first = next(lines(), (0, ""))[1]
+    if is_export(first):  # an export of a namespace: restore it as it was
+        from hindsight.cli.data import restore
+
+        restore([line for _, line in lines()], namespace)
+        return
 
     total = 0
     for number, line in lines():  # check everything before writing anything
@@ -483,6 +492,15 @@ def keys_revoke(name_or_id: str) -> None:
         raise click.ClickException(f"no API key named {name_or_id!r}")
     click.echo(f"revoked {row['name']}")
 
+
+def _register() -> None:
+    from hindsight.cli import data
+
+    main.add_command(data.erase)
+    main.add_command(data.export)
+
+
+_register()
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

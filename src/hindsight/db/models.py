@@ -213,8 +213,16 @@ memory_history = Table(
         comment="created, reinforced, superseded, updated, archived, restored or deleted.",
     ),
     Column("memory_type", Text, nullable=False, comment="Type after the change."),
-    Column("old_value", Text, comment="Value before the change (null when created)."),
-    Column("new_value", Text, comment="Value after the change (null when deleted)."),
+    Column(
+        "old_value",
+        Text,
+        comment="Value before the change (null when created); null once the memory is deleted.",
+    ),
+    Column(
+        "new_value",
+        Text,
+        comment="Value after the change (null when deleted); null once the memory is deleted.",
+    ),
     Column("old_confidence", Numeric(5, 4), comment="Confidence before the change."),
     Column("new_confidence", Numeric(5, 4), comment="Confidence after the change."),
     Column("observation_count", Integer, comment="Observation count after the change."),

@@ -28,10 +28,14 @@ from hindsight.errors import InvalidInput, NotFound, Unavailable
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import document_vector
 from hindsight.services import roles
+from hindsight.services.access_recorder import AccessRecorder
+from hindsight.services.erasure import erase_traces
 from hindsight.services.redaction import Scrubber
 from hindsight.services.roles import Role
+from hindsight.stores import erasure as erasure_store
 from hindsight.stores import memories as store
 from hindsight.stores.filters import MemoryFilter
+from hindsight.text import memory_text as memory_text  # re-exported: callers import it here
 
 log = logging.getLogger(__name__)
 
@@ -80,11 +84,6 @@ class Outcome:
     similarity: float | None = None
     # secrets and personal data replaced before storage, per kind (never the secret)
     redactions: dict[str, int] = field(default_factory=dict)
-
-
-def memory_text(key: str, value: str) -> str:
-    """What is embedded and keyword-indexed for a memory: its key words and its value."""
-    return f"{key}: {value}"
 
 
 def normalise_tags(tags: Sequence[str]) -> list[str]:
@@ -157,11 +156,16 @@ def vouching(
 
 class MemoryService:
     def __init__(
-        self, settings: Settings, pool: AsyncConnectionPool[Connection], embedder: Embedder
+        self,
+        settings: Settings,
+        pool: AsyncConnectionPool[Connection],
+        embedder: Embedder,
+        recorder: AccessRecorder | None = None,
     ) -> None:
         self._settings = settings
         self._pool = pool
         self._embedder = embedder
+        self._recorder = recorder
 
     async def _claims(self, items: Sequence[Observation]) -> list[store.NewClaim]:
         texts = [memory_text(o.key, o.value) for o in items]
@@ -364,9 +368,17 @@ class MemoryService:
         return row
 
     async def delete(self, namespace: str, memory_id: uuid.UUID, *, actor: str) -> None:
-        async with self._pool.connection() as conn:
-            deleted = await store.delete(conn, namespace, memory_id, actor=actor)
-        if not deleted:
+        """Erase the memory: a tombstone stays in its history, its values go everywhere."""
+        if self._recorder is not None:  # a buffered recall of it would be logged later
+            await self._recorder.flush()
+
+        async def work(conn: Connection) -> bool:
+            texts = await erasure_store.history_texts(conn, [memory_id])
+            deleted = await store.delete_many(conn, namespace, [memory_id], actor=actor)
+            await erase_traces(conn, namespace, deleted, texts)
+            return bool(deleted)
+
+        if not await with_retry(self._pool, work):
             raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
 
     async def forget(
@@ -397,7 +409,11 @@ class MemoryService:
             if rows and not policy.dry_run:
                 ids = [r["id"] for r in rows]
                 if policy.action == "delete":
-                    await store.delete_many(conn, namespace, ids, actor=actor)
+                    texts = await erasure_store.history_texts(conn, ids)
+                    deleted = await store.delete_many(
+                        conn, namespace, ids, actor=actor, permanent_too=False
+                    )
+                    await erase_traces(conn, namespace, deleted, texts)
                 else:
                     await store.archive_many(conn, namespace, ids, actor=actor)
             return rows
