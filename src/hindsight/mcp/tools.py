@@ -185,7 +185,10 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         )
         return _dump(await _call(client.update(ns, memory_id, **changes)))
 
-    @tool("memory_delete", "Delete a memory by id. Its history is kept (ending with the deletion).")
+    @tool(
+        "memory_delete",
+        "Erase a memory by id: its values go everywhere; its history keeps a tombstone.",
+    )
     async def memory_delete(
         memory_id: args.MemoryId, ctx: Context, namespace: args.Namespace = None
     ) -> Any:

@@ -30,8 +30,8 @@ from hindsight.retrieval.keywords import document_vector
 from hindsight.services import roles
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.erasure import erase_traces
-from hindsight.services.redaction import Scrubber
-from hindsight.services.roles import Role
+from hindsight.services.redaction import Scrubber, scrub_claims
+from hindsight.services.roles import Role, vouching
 from hindsight.stores import erasure as erasure_store
 from hindsight.stores import memories as store
 from hindsight.stores.filters import MemoryFilter
@@ -140,20 +140,6 @@ def _rounds(claims: Sequence[store.NewClaim]) -> list[list[int]]:
     return rounds
 
 
-def vouching(
-    verified: bool | None, permanent: bool | None, confidence: float | None, initial: float
-) -> str | None:
-    """What in a write vouches for a memory beyond what the caller observed (curator's
-    call), or None."""
-    if verified is not None:
-        return "setting verified"
-    if permanent is not None:
-        return "setting permanent"
-    if confidence is not None and confidence > initial:
-        return f"a confidence above the initial {initial:g}"
-    return None
-
-
 class MemoryService:
     def __init__(
         self,
@@ -220,7 +206,12 @@ class MemoryService:
             what = vouching(o.verified or None, o.permanent or None, o.confidence, initial)
             if what is not None:
                 roles.require(role, Role.CURATOR, f"memories[{i}]: {what}")
-        items, redactions = self._scrubbed(namespace, items)
+        cleaned, redactions = scrub_claims(
+            self._settings, namespace, [(o.key, o.value) for o in items]
+        )
+        items = [
+            dataclasses.replace(o, key=k, value=v) for o, (k, v) in zip(items, cleaned, strict=True)
+        ]
         prepared = await self._claims(items)
         threshold = self._settings.dedup_threshold if dedup else 0.0
 
@@ -274,20 +265,6 @@ class MemoryService:
             return outcomes
 
         return await with_retry(self._pool, work)
-
-    def _scrubbed(
-        self, namespace: str, items: Sequence[Observation]
-    ) -> tuple[list[Observation], list[dict[str, int]]]:
-        """Items with secrets redacted from keys and values (or 422 in reject mode)."""
-        out: list[Observation] = []
-        counts: list[dict[str, int]] = []
-        for i, o in enumerate(items):
-            scrub = Scrubber(self._settings, namespace)
-            key = scrub(f"memories[{i}].key", o.key)
-            value = scrub(f"memories[{i}].value", o.value)
-            out.append(o if scrub.mode == "off" else dataclasses.replace(o, key=key, value=value))
-            counts.append(dict(scrub.counts))
-        return out, counts
 
     async def get(self, namespace: str, memory_id: uuid.UUID) -> dict[str, Any]:
         async with self._pool.connection() as conn:

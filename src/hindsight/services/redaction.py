@@ -11,7 +11,7 @@ server's `HINDSIGHT_REDACTION`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import TypeVar
 
 from pydantic import BaseModel
@@ -65,18 +65,26 @@ class Scrubber:
         return None if text is None else self(field, text)
 
 
-def scrub(settings: Settings, namespace: str, field: str, text: str) -> tuple[str, dict[str, int]]:
-    """One field: the text to store and what was redacted from it."""
-    s = Scrubber(settings, namespace)
-    return s(field, text), dict(s.counts)
-
-
 def redact_quietly(settings: Settings, namespace: str, text: str) -> str:
     """For what the service writes itself (summaries a job made): redacted unless the
     namespace's mode is off, never refused — there is no caller to tell."""
     if mode_for(settings, namespace) == "off":
         return text
     return redactor_for(settings).redact(text)[0]
+
+
+def scrub_claims(
+    settings: Settings, namespace: str, claims: Sequence[tuple[str, str]]
+) -> tuple[list[tuple[str, str]], list[dict[str, int]]]:
+    """(key, value) pairs of a batch cleaned, and what was redacted from each (or 422 in
+    reject mode, naming the item)."""
+    cleaned: list[tuple[str, str]] = []
+    counts: list[dict[str, int]] = []
+    for i, (key, value) in enumerate(claims):
+        scrub = Scrubber(settings, namespace)
+        cleaned.append((scrub(f"memories[{i}].key", key), scrub(f"memories[{i}].value", value)))
+        counts.append(dict(scrub.counts))
+    return cleaned, counts
 
 
 class RedactingEmbedder:
@@ -131,10 +139,3 @@ def guard_llm(settings: Settings, llm: LLM | None) -> LLM | None:
     if llm is None or settings.redaction == "off":
         return llm
     return RedactingLLM(llm, redactor_for(settings))
-
-
-def total(counts: Iterable[dict[str, int]]) -> dict[str, int]:
-    out: Counter[str] = Counter()
-    for c in counts:
-        out.update(c)
-    return dict(out)

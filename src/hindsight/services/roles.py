@@ -42,3 +42,17 @@ def require(role: Role, needed: Role, what: str) -> None:
             f"{what} needs the {needed.value} role (or higher); this API key has the "
             f"{role.value} role"
         )
+
+
+def vouching(
+    verified: bool | None, permanent: bool | None, confidence: float | None, initial: float
+) -> str | None:
+    """What in a write vouches for a memory beyond what the caller observed (curator's
+    call), or None."""
+    if verified is not None:
+        return "setting verified"
+    if permanent is not None:
+        return "setting permanent"
+    if confidence is not None and confidence > initial:
+        return f"a confidence above the initial {initial:g}"
+    return None
