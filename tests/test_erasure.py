@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import uuid
 from collections.abc import Iterator
@@ -179,3 +180,20 @@ def test_a_canary_through_every_path_is_nowhere_after_erase(
     # the namespace is empty, its neighbour untouched
     assert api.client.get(f"{api.base}/memories").json()["memories"] == []
     assert keep.recall("city")["results"][0]["value"] == "Oslo"
+
+
+def test_erase_from_the_cli(server: ThreadServer, migrated: str, redis_url: str, api: Api) -> None:
+    from tests.support.cli import hindsight
+
+    api.observe({"key": "user.city", "value": "Oslo"})
+    api.append("s", "a step")
+    out = hindsight(
+        "erase", "--namespace", api.ns, "--yes", database_url=migrated, redis_url=redis_url
+    )
+    assert out.returncode == 0, out.stderr
+    receipt = json.loads(out.stdout)
+    assert receipt["postgres"]["long_term_memory"] == 1
+    assert receipt["postgres"]["working_memory"] == 1
+    assert receipt["redis"]["configured"] is True
+    assert api.client.get(f"{api.base}/memories").json()["memories"] == []
+    assert api.steps("s") == []
