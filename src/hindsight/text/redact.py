@@ -1,7 +1,7 @@
 """Find secrets and personal data in text, and replace them with `[REDACTED:kind]`.
 
-Pure and fast: a handful of anchored regular expressions, each cheap to reject on ordinary
-text. Provider tokens are recognised by their documented prefixes and shapes (as in
+Pure and fast: a handful of anchored regular expressions, each run only when one scan of
+the text found a substring its matches must contain. Provider tokens are recognised by their documented prefixes and shapes (as in
 gitleaks and detect-secrets), not by entropy: entropy detectors flag names, ids and
 hashes in ordinary notes, and a memory store is mostly ordinary notes. Card numbers must
 pass the Luhn check and start like a card; e-mail addresses and phone numbers only when
@@ -9,7 +9,7 @@ asked for.
 
 Why not detect-secrets itself: it reports which secret a line holds but not where, its
 GitHub plugin reports only the token's prefix, and with its regex plugins alone it cost
-about 200 µs per short text here (this module: a few µs).
+about 200 µs per short text here (this module: under 10 µs of CPU per text).
 """
 
 from __future__ import annotations
@@ -186,13 +186,21 @@ SECRET_KINDS = tuple(sorted({r.kind for r in SECRET_RULES}))
 class Redactor:
     def __init__(self, rules: Iterable[_Rule]) -> None:
         self._rules = tuple(rules)
+        # one scan finds which hints the text holds (digits through \d), instead of a
+        # substring test per hint per rule
+        words = sorted(
+            {h for r in self._rules for h in r.hints if not h.isdigit()}, key=len, reverse=True
+        )
+        self._hints = re.compile("|".join([r"\d", *map(re.escape, words)]))
 
     def find(self, text: str) -> list[Finding]:
         """Non-overlapping findings in text order (an earlier rule wins a tie)."""
         found: list[Finding] = []
-        lower = text.lower()
+        present = set(self._hints.findall(text.lower()))
+        if not present:
+            return found
         for rule in self._rules:
-            if not any(h in lower for h in rule.hints):
+            if present.isdisjoint(rule.hints):
                 continue
             for m in rule.pattern.finditer(text):
                 part = m.group(rule.group)
