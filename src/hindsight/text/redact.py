@@ -1,9 +1,10 @@
 """Find secrets and personal data in text, and replace them with `[REDACTED:kind]`.
 
 Pure and fast: a handful of anchored regular expressions, each run only when one scan of
-the text found a substring its matches must contain. Provider tokens are recognised by their documented prefixes and shapes (as in
-gitleaks and detect-secrets), not by entropy: entropy detectors flag names, ids and
-hashes in ordinary notes, and a memory store is mostly ordinary notes. Card numbers must
+the text found a substring its matches must contain. Provider tokens are recognised by
+their documented prefixes and shapes (as in gitleaks and detect-secrets), not by entropy:
+entropy detectors flag names, ids and hashes in ordinary notes, and a memory store is
+mostly ordinary notes. Card numbers must
 pass the Luhn check and start like a card; e-mail addresses and phone numbers only when
 asked for.
 
