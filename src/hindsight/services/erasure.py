@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -20,6 +19,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight import limits
 from hindsight.db.pool import Connection
+from hindsight.ids import uuid7
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.stores import erasure as store
 from hindsight.stores.hot_steps import HotSteps
@@ -79,7 +79,7 @@ class ErasureService:
             "namespace": namespace,
             "erased_at": datetime.now(UTC).isoformat(),
             "actor": actor,
-            "id": str(uuid.uuid4()),
+            "id": str(uuid7()),
             "postgres": tables,
             "redis": {"keys": redis_keys, "configured": self._hot.configured},
             "total": sum(tables.values()) + redis_keys,
