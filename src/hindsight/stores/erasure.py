@@ -12,12 +12,14 @@ from typing import Any
 
 from hindsight.db.pool import Connection
 
-# Every table holding rows of a namespace, in the order a namespace is erased: memories
-# first (their trigger writes tombstones and drops access counts), then what refers to them.
+# Every table holding rows of a namespace, in the order a namespace is erased. History and
+# keyword statistics go before the memories, so the receipt counts the rows that were
+# there; what the memories' trigger then writes (tombstones, negative deltas) is swept
+# after them.
 NAMESPACE_TABLES = (
-    "long_term_memory",
     "memory_history",
     "keyword_stats",
+    "long_term_memory",
     "recall_log",
     "consolidation_jobs",
     "working_memory",
@@ -128,4 +130,6 @@ async def erase_namespace(conn: Connection, namespace: str, *, actor: str) -> di
     for table in NAMESPACE_TABLES:
         cur = await conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (namespace,))
         counts[table] = cur.rowcount
+    for table in ("memory_history", "keyword_stats"):  # written by the deletion itself
+        await conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (namespace,))
     return counts
