@@ -71,7 +71,7 @@ def test_scoped_key_from_the_cli(server: ThreadServer, migrated: str, ns: str) -
         assert time.monotonic() < deadline, "a revoked key kept working"
         time.sleep(0.2)
 
-    again = hindsight("keys", "create", name, database_url=migrated)
+    again = hindsight("keys", "create", name, "--all-namespaces", database_url=migrated)
     assert again.returncode != 0 and "exists" in again.stderr
     bad = hindsight("keys", "create", "x", "--namespace", "no spaces", database_url=migrated)
     assert bad.returncode != 0 and "namespace" in bad.stderr

@@ -179,3 +179,20 @@ def test_index_builds_get_memory_for_the_whole_graph_and_give_it_back(fresh_db: 
 
     before, after = asyncio.run(go())
     assert after == before
+
+
+def test_import_redacts_secrets_like_any_write(
+    server: ThreadServer, migrated: str, api: Api, tmp_path: Path
+) -> None:
+    secret = "ghp_" + "k3Y9" * 9
+    rows: list[dict[str, object]] = [{"key": "ci.token", "value": f"the CI uses {secret}"}]
+    out = hindsight(
+        "import",
+        str(write(tmp_path / "s.jsonl", rows)),
+        "--namespace",
+        api.ns,
+        database_url=migrated,
+    )
+    assert out.returncode == 0, out.stderr
+    (m,) = api.client.get(f"{api.base}/memories").json()["memories"]
+    assert m["value"] == "the CI uses [REDACTED:github_token]"

@@ -248,3 +248,32 @@ def test_stdio_without_a_running_service_serves_in_process(
             assert found["results"][0]["value"] == "uses Neovim daily"
 
     run(go)
+
+
+def test_roles_hold_over_mcp(server: ThreadServer, migrated: str, ns: str) -> None:
+    made = hindsight(
+        "keys",
+        "create",
+        f"mcp-r-{ns}",
+        "--role",
+        "reader",
+        "--namespace",
+        ns,
+        database_url=migrated,
+    )
+    assert made.returncode == 0, made.stderr
+    reader = made.stdout.strip()
+
+    async def go() -> None:
+        async with over_http(server.url, reader) as client:
+            assert await call(client, "memory_search", query="k") is not None
+            with pytest.raises(ToolFailed, match="needs the writer role"):
+                await call(client, "memory_store", key="k", value="v")
+        async with over_http(server.url) as admin:
+            # an admin is also a curator: it may store a claim as near-certain
+            stored = await call(
+                admin, "memory_store", key="k", value="v", namespace=ns, confidence=0.95
+            )
+            assert stored["confidence"] == 0.95
+
+    run(go)

@@ -173,14 +173,15 @@ def test_patch_refuses_empty_and_conflicting_edits(api: Api) -> None:
     assert api.get(a["id"])["key"] == "a"
 
 
-def test_delete_leaves_history(api: Api) -> None:
+def test_delete_leaves_a_tombstone_without_the_value(api: Api) -> None:
     (r,) = api.observe({"key": "tmp", "value": "gone soon"})
     assert api.client.delete(f"{api.base}/memories/{r['id']}").status_code == 204
     assert api.client.get(f"{api.base}/memories/{r['id']}").status_code == 404
     assert api.client.delete(f"{api.base}/memories/{r['id']}").status_code == 404
     history = api.history(r["id"])
     assert [h["change"] for h in history] == ["created", "deleted"]
-    assert history[-1]["value"] == "gone soon"
+    assert [h["value"] for h in history] == [None, None]
+    assert history[-1]["key"] == "tmp" and history[-1]["actor"]
 
 
 def test_nothing_crosses_namespaces(client: httpx.Client, ns: str) -> None:

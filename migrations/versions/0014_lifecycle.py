@@ -1,7 +1,7 @@
 """Lifecycle: cold tier, hard expiry, namespace policies, feedback, session demotion.
 
 Revision ID: 0014
-Revises: 0004
+Revises: 0013
 Create Date: 2026-12-01
 
 - long_term_memory: status `cold` (still recalled, ranked lower), types `event` and
@@ -26,7 +26,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0014"
-down_revision: str | None = "0004"
+down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -119,13 +119,16 @@ END $$;
 
 CREATE OR REPLACE FUNCTION hindsight_ltm_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  -- a deletion is an erasure (0013): earlier entries lose their values, the tombstone has none
+  UPDATE memory_history h SET old_value = NULL, new_value = NULL FROM old_rows o
+  WHERE h.memory_id = o.id AND (h.old_value IS NOT NULL OR h.new_value IS NOT NULL);
   INSERT INTO memory_history (memory_id, namespace, mem_key, change, memory_type, old_value,
                               new_value, old_confidence, new_confidence, observation_count,
                               source, actor, reason)
   SELECT o.id, o.namespace, o.mem_key,
          CASE WHEN current_setting('hindsight.change', true) = 'expired'
               THEN 'expired' ELSE 'deleted' END,
-         o.memory_type, o.mem_value, NULL, o.confidence, NULL, o.observation_count, o.source,
+         o.memory_type, NULL, NULL, o.confidence, NULL, o.observation_count, o.source,
          hindsight_actor(), nullif(current_setting('hindsight.reason', true), '')
   FROM old_rows o;
 
@@ -223,10 +226,12 @@ END $$;
 
 CREATE OR REPLACE FUNCTION hindsight_ltm_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  UPDATE memory_history h SET old_value = NULL, new_value = NULL FROM old_rows o
+  WHERE h.memory_id = o.id AND (h.old_value IS NOT NULL OR h.new_value IS NOT NULL);
   INSERT INTO memory_history (memory_id, namespace, mem_key, change, memory_type, old_value,
                               new_value, old_confidence, new_confidence, observation_count,
                               source, actor)
-  SELECT o.id, o.namespace, o.mem_key, 'deleted', o.memory_type, o.mem_value, NULL,
+  SELECT o.id, o.namespace, o.mem_key, 'deleted', o.memory_type, NULL, NULL,
          o.confidence, NULL, o.observation_count, o.source, hindsight_actor()
   FROM old_rows o;
 

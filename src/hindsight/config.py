@@ -103,6 +103,15 @@ class Settings(BaseSettings):
         description="A new key this similar to a memory of the same type reinforces it (0: off).",
     )
 
+    # --- data protection ---------------------------------------------------------------
+    redaction: Literal["redact", "reject", "off"] = Field(
+        default="redact",
+        description="Secrets in what is stored or sent to a provider: replaced with "
+        "[REDACTED:kind], refused with 422, or left alone.",
+    )
+    redact_email: bool = Field(default=False, description="Also redact e-mail addresses.")
+    redact_phone: bool = Field(default=False, description="Also redact phone numbers.")
+
     # --- memory rules ------------------------------------------------------------------
     initial_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
     reinforcement_step: float = Field(default=0.1, gt=0.0, le=1.0)

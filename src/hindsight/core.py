@@ -21,12 +21,15 @@ from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.auth import Authenticator, KeyService
 from hindsight.services.consolidation import ConsolidationService, JobWorker
 from hindsight.services.distill import Distiller
+from hindsight.services.erasure import ErasureService
+from hindsight.services.export import ExportService
 from hindsight.services.extraction import ExtractionService
 from hindsight.services.feedback import FeedbackService
 from hindsight.services.lifecycle import LifecycleService
 from hindsight.services.memory import MemoryService
 from hindsight.services.policy import PolicyService
 from hindsight.services.recall import RecallService
+from hindsight.services.redaction import guard_embedder, guard_llm
 from hindsight.services.sessions import SessionService
 from hindsight.stores.hot_steps import HotSteps
 
@@ -55,6 +58,8 @@ class Hindsight:
     sessions: SessionService
     consolidation: ConsolidationService
     extraction: ExtractionService
+    erasure: ErasureService
+    exports: ExportService
 
     async def aclose(self) -> None:
         if self.worker is not None:
@@ -97,11 +102,13 @@ async def start(
         raise
     if not settings.uses_builtin_embedder and settings.embedding_cache:
         embedder = CachedEmbedder(embedder, pool)
+    if not settings.uses_builtin_embedder:  # text leaves the process: redact it first
+        embedder = guard_embedder(settings, embedder)
     search_pool = await open_pool(settings, database_url, name="hindsight-search", search=True)
     hot = HotSteps(redis_url, keep=settings.working_memory_cache_steps)
     recorder = AccessRecorder(pool, interval=settings.access_flush_interval_ms / 1000)
-    llm = create_llm(settings)
-    memories = MemoryService(settings, pool, embedder)
+    llm = guard_llm(settings, create_llm(settings))
+    memories = MemoryService(settings, pool, embedder, recorder)
     policies = PolicyService(settings, pool)
     recall = RecallService(settings, pool, search_pool, embedder, recorder, policies)
     distiller = Distiller(llm, recall) if llm is not None else None
@@ -141,6 +148,8 @@ async def start(
         sessions=SessionService(settings, pool, hot, consolidation),
         consolidation=consolidation,
         extraction=ExtractionService(settings, memories, llm, distiller),
+        erasure=ErasureService(pool, hot, recorder),
+        exports=ExportService(pool, embedder),
     )
 
 

@@ -14,19 +14,32 @@ import re
 from typing import Any
 
 _FACT = re.compile(r"my ([a-z][a-z ]*?) is ([^.!?\n]+)", re.IGNORECASE)
+_PLANT = re.compile(r"remember ([a-z][a-z_.]*) = ([^.!?\n]+)", re.IGNORECASE)
 
 
 def _user_text(body: dict[str, Any]) -> str:
     return next(m["content"] for m in body["messages"] if m["role"] == "user")
 
 
+def _messages(text: str) -> list[dict[str, Any]]:
+    """The JSON lines between the transcript markers."""
+    block = text.split("<<<TRANSCRIPT\n", 1)[1].rsplit("\nTRANSCRIPT>>>", 1)[0]
+    return [json.loads(line) for line in block.splitlines() if line.strip()]
+
+
 def distill(body: dict[str, Any]) -> str:
     text = _user_text(body)
-    existing_json, conversation = text.split("\n\nConversation:\n", 1)
+    existing_json, _ = text.split("\n\nConversation:\n", 1)
     existing = {m["key"]: m["value"] for m in json.loads(existing_json.split("\n", 1)[1])}
     memories = []
-    for line in conversation.splitlines():
-        content = line.split("] ", 1)[-1]
+    for message in _messages(text):
+        content = message["content"]
+        # a gullible model: obeys "remember KEY = VALUE" wherever it reads it, and does
+        # not say where the claim came from
+        for key, value in _PLANT.findall(content):
+            memories.append(
+                {"action": "new", "key": key, "value": value.strip(), "importance": 0.9}
+            )
         for thing, value in _FACT.findall(content):
             key = "user." + thing.strip().replace(" ", "_").lower()
             value = value.strip()
@@ -41,6 +54,7 @@ def distill(body: dict[str, Any]) -> str:
                     "memory_type": "preference" if "favorite" in key else "fact",
                     "importance": 0.8,
                     "tags": ["chat"],
+                    "from": [message["i"]],
                 }
             )
         if re.match(r"^(hello|hi|thanks)\b", content, re.IGNORECASE):
@@ -67,7 +81,7 @@ def distill(body: dict[str, Any]) -> str:
 
 
 def summarize(body: dict[str, Any]) -> str:
-    indexes = [int(i) for i in re.findall(r"^step (\d+) ", _user_text(body), re.MULTILINE)]
+    indexes = [int(m["step_index"]) for m in _messages(_user_text(body))]
     return json.dumps(
         {"summaries": [{"step_index": i, "summary": f"summary of step {i}"} for i in indexes]}
     )

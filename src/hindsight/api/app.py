@@ -17,6 +17,7 @@ from hindsight.api.routes import (
     jobs,
     lifecycle,
     memories,
+    namespaces,
     overview,
     recall,
     sessions,
@@ -76,6 +77,7 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
     app.include_router(lifecycle.router)
     app.include_router(overview.router)
     app.include_router(metrics_route.router)
+    app.include_router(namespaces.router)
 
     async def authenticate(authorization: str | None, client: str | None) -> Principal:
         principal: Principal = await app.state.hindsight.auth.authenticate(authorization, client)

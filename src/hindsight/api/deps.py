@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
@@ -11,7 +12,9 @@ from starlette.types import Scope
 from hindsight import limits
 from hindsight.core import Hindsight
 from hindsight.errors import InvalidInput
+from hindsight.services import roles
 from hindsight.services.auth import Principal
+from hindsight.services.roles import Role
 
 # Set in the scope of requests the app makes to itself (see hindsight.mcp.http).
 INTERNAL = "hindsight.internal"
@@ -69,16 +72,31 @@ def check_session_id(session_id: str) -> str:
     return session_id
 
 
-async def get_namespace(
-    namespace: Annotated[str, Path(description="Agent, user or tenant.")],
-    principal: PrincipalDep,
-) -> str:
-    check_namespace(namespace)
-    principal.require(namespace)
-    return namespace
+def namespace_for(needed: Role, what: str) -> Callable[..., Awaitable[str]]:
+    """The path's namespace, once the caller may use it with at least the `needed` role."""
+
+    async def get_namespace(
+        namespace: Annotated[str, Path(description="Agent, user or tenant.")],
+        principal: PrincipalDep,
+    ) -> str:
+        check_namespace(namespace)
+        principal.require(namespace)
+        roles.require(principal.role, needed, what)
+        return namespace
+
+    return get_namespace
 
 
-NamespaceDep = Annotated[str, Depends(get_namespace)]
+# reading (recall included: its log entry is a record of the read, not a change)
+NamespaceDep = Annotated[str, Depends(namespace_for(Role.READER, "reading memories"))]
+# writing: observe, edit, delete, append steps, extract, end or consolidate sessions
+WritableNamespaceDep = Annotated[
+    str, Depends(namespace_for(Role.WRITER, "changing memories or working memory"))
+]
+# the whole namespace at once: erase and export
+AdminNamespaceDep = Annotated[
+    str, Depends(namespace_for(Role.ADMIN, "erasing or exporting a whole namespace"))
+]
 
 
 async def get_session_id(session_id: Annotated[str, Path(description="Client-chosen id.")]) -> str:

@@ -4,7 +4,6 @@ is `hindsight.services.policy.Policy`)."""
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,11 +34,3 @@ class FeedbackOut(BaseModel):
     memories: list[FeedbackMemory]
 
 
-class StatsOut(BaseModel):
-    namespace: str
-    memories: dict[str, int] = Field(description="By tier: active, cold, archived, expired.")
-    capacity: int
-    over_capacity: bool
-    warnings: list[str]
-    last_lifecycle_pass: datetime | None
-    last_capacity_archived: int

@@ -31,6 +31,11 @@ class RecallHour(BaseModel):
 
 class NamespaceStats(NamespaceSummary):
     recalls_by_hour: list[RecallHour] = Field(description="Last 24 hours, oldest first.")
+    capacity: int = Field(description="Soft cap on active memories (the namespace's policy).")
+    over_capacity: bool
+    warnings: list[str]
+    last_lifecycle_pass: datetime | None
+    last_capacity_archived: int = Field(description="Archived by the last capacity pass.")
 
 
 class RecallLogPage(BaseModel):

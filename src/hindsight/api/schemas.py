@@ -117,6 +117,10 @@ class ObserveResult(BaseModel):
         "memory `key`, which it reinforced instead of creating a twin.",
     )
     similarity: float | None = Field(default=None, description="Similarity to that memory.")
+    redactions: dict[str, int] = Field(
+        default_factory=dict,
+        description="Secrets or personal data replaced with [REDACTED:kind], per kind.",
+    )
 
 
 class BatchOut(BaseModel):
@@ -215,6 +219,7 @@ class Whoami(BaseModel):
     name: str
     namespaces: list[str] | None = Field(description="null: every namespace.")
     is_admin: bool
+    role: str = Field(description="reader, writer, curator or admin.")
 
 
 class HistoryEntry(BaseModel):
@@ -233,6 +238,10 @@ class HistoryEntry(BaseModel):
     actor: str | None
     reason: str | None = Field(default=None, description="Why (lifecycle changes).")
     changed_at: datetime
+    redactions: dict[str, int] = Field(
+        default_factory=dict,
+        description="Secrets or personal data replaced with [REDACTED:kind], per kind.",
+    )
 
 
 class HistoryOut(BaseModel):
@@ -350,6 +359,10 @@ class StepOut(BaseModel):
     metadata: StoredJson
     created_at: datetime
     expires_at: datetime
+    redactions: dict[str, int] = Field(
+        default_factory=dict,
+        description="Secrets or personal data replaced with [REDACTED:kind], per kind.",
+    )
 
 
 class StepsOut(BaseModel):
@@ -471,3 +484,16 @@ class ErrorBody(BaseModel):
 
 class ErrorOut(BaseModel):
     error: ErrorBody
+
+
+# --- namespaces -------------------------------------------------------------------------
+
+
+class EraseReceipt(BaseModel):
+    id: str = Field(description="Receipt id, for your records.")
+    namespace: str
+    erased_at: datetime
+    actor: str
+    postgres: dict[str, int] = Field(description="Rows deleted per table.")
+    redis: dict[str, Any] = Field(description="Keys unlinked, and whether Redis is configured.")
+    total: int

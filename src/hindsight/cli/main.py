@@ -25,6 +25,7 @@ from hindsight.config import Settings
 from hindsight.db import migrate
 from hindsight.errors import HindsightError
 from hindsight.runtime.stores import database_url, serving_stores
+from hindsight.services.roles import ROLES, Role
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -107,7 +108,7 @@ async def _bootstrap_key(settings: Settings, url: str) -> None:
     async with _service(settings, url) as hs:
         if await hs.keys.count_active() > 0:
             return
-        key, _ = await hs.keys.create("admin", namespaces=None, is_admin=True)
+        key, _ = await hs.keys.create("admin", namespaces=None, role=Role.ADMIN)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     path = settings.data_dir / "admin-api-key"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -333,8 +334,10 @@ def lifecycle(namespace: str | None, dry_run: bool, as_of: datetime | None) -> N
 def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> None:
     """Import memories from a JSON-lines file (`-`: standard input; one memory per line,
     as in the batch call, with an optional "namespace"). New keys load at COPY speed;
-    known keys are observed as usual (reinforced or superseded)."""
+    known keys are observed as usual (reinforced or superseded). A file made by
+    `hindsight export` is restored as it was instead, into an empty namespace."""
     from hindsight.services.bulk_import import BulkImporter, parse_line
+    from hindsight.services.export import is_export
 
     settings = load_settings()
 
@@ -351,6 +354,13 @@ def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> N
             for number, line in enumerate(source, start=1):
                 if line.strip():
                     yield number, line
+
+    first = next(lines(), (0, ""))[1]
+    if is_export(first):  # an export of a namespace: restore it as it was
+        from hindsight.cli.data import restore
+
+        restore([line for _, line in lines()], namespace)
+        return
 
     total = 0
     for number, line in lines():  # check everything before writing anything
@@ -444,31 +454,45 @@ def keys() -> None:
 @keys.command("create")
 @click.argument("name")
 @click.option(
+    "--role",
+    type=click.Choice(ROLES),
+    default=Role.WRITER.value,
+    show_default=True,
+    help="reader: read and recall; writer: also write; curator: also set verified, "
+    "permanent or a high confidence; admin: everything, every namespace.",
+)
+@click.option(
     "--namespace",
     "namespaces",
     multiple=True,
-    help="Namespace the key may use (repeat for several; none: every namespace).",
+    help="Namespace the key may use (repeat for several).",
 )
-@click.option("--admin", is_flag=True, help="May use every namespace and manage keys.")
+@click.option("--all-namespaces", is_flag=True, help="The key may use every namespace.")
 @friendly
-def keys_create(name: str, namespaces: tuple[str, ...], admin: bool) -> None:
+def keys_create(name: str, role: str, namespaces: tuple[str, ...], all_namespaces: bool) -> None:
     """Create a key; it is shown once and only its hash is stored."""
     from hindsight.api.deps import check_namespace
 
+    if bool(namespaces) == all_namespaces:
+        raise click.UsageError(
+            "give the key's namespaces: --namespace NS (repeat for several) or --all-namespaces"
+        )
     for ns in namespaces:
         check_namespace(ns)
     settings = load_settings()
 
     async def go(url: str) -> str:
         async with _service(settings, url) as hs:
-            key, _ = await hs.keys.create(name, namespaces=list(namespaces) or None, is_admin=admin)
+            key, _ = await hs.keys.create(
+                name, namespaces=None if all_namespaces else list(namespaces), role=Role(role)
+            )
         return key
 
     with database_url(settings) as url:
         key = asyncio.run(go(url))
-    scope = "every namespace" if admin or not namespaces else ", ".join(namespaces)
+    scope = "every namespace" if all_namespaces else ", ".join(namespaces)
     click.echo(key)
-    click.echo(f"key {name!r} for {scope}; store it now, it cannot be shown again", err=True)
+    click.echo(f"{role} key {name!r} for {scope}; store it now, it cannot be shown again", err=True)
 
 
 @keys.command("list")
@@ -484,9 +508,9 @@ def keys_list() -> None:
     with database_url(settings) as url:
         rows = asyncio.run(go(url))
     for r in rows:
-        scope = "admin" if r["is_admin"] else ",".join(r["namespaces"] or ["*"])
+        scope = ",".join(r["namespaces"] or ["*"])
         state = "revoked" if r["revoked_at"] else "active"
-        click.echo(f"{r['name']}\t{r['key_prefix']}…\t{scope}\t{state}\t{r['id']}")
+        click.echo(f"{r['name']}\t{r['key_prefix']}…\t{r['role']}\t{scope}\t{state}\t{r['id']}")
 
 
 @keys.command("revoke")
@@ -511,6 +535,11 @@ def _register() -> None:
     from hindsight.cli.doctor import doctor
 
     main.add_command(doctor)
+
+    from hindsight.cli import data
+
+    main.add_command(data.erase)
+    main.add_command(data.export)
 
 
 _register()

@@ -235,8 +235,16 @@ memory_history = Table(
         "cooled, warmed or expired.",
     ),
     Column("memory_type", Text, nullable=False, comment="Type after the change."),
-    Column("old_value", Text, comment="Value before the change (null when created)."),
-    Column("new_value", Text, comment="Value after the change (null when deleted)."),
+    Column(
+        "old_value",
+        Text,
+        comment="Value before the change (null when created); null once the memory is deleted.",
+    ),
+    Column(
+        "new_value",
+        Text,
+        comment="Value after the change (null when deleted); null once the memory is deleted.",
+    ),
     Column("old_confidence", Numeric(5, 4), comment="Confidence before the change."),
     Column("new_confidence", Numeric(5, 4), comment="Confidence after the change."),
     Column("observation_count", Integer, comment="Observation count after the change."),
@@ -451,11 +459,11 @@ api_keys = Table(
     ),
     Column("namespaces", ARRAY(Text), comment="Namespaces the key may use; null: all."),
     Column(
-        "is_admin",
-        Boolean,
+        "role",
+        Text,
         nullable=False,
-        server_default=text("false"),
-        comment="May manage keys and use every namespace.",
+        server_default=text("'writer'"),
+        comment="reader, writer, curator or admin; each may do what the one before may.",
     ),
     _timestamp("created_at", "When the key was created."),
     _timestamp(
@@ -465,6 +473,7 @@ api_keys = Table(
         default=False,
     ),
     _timestamp("last_used_at", "Roughly when the key was last used.", nullable=True, default=False),
+    CheckConstraint(_in("role", ("reader", "writer", "curator", "admin")), name="role"),
     comment="API keys, stored hashed, optionally scoped to namespaces.",
 )
 

@@ -235,7 +235,7 @@ def build_server(backend: Backend) -> MCPServer[Any]:
 
     @tool(
         "memory_delete",
-        "Delete a memory by id. Its history is kept (ending with the deletion).",
+        "Erase a memory by id: its values go everywhere; its history keeps a tombstone.",
         destructive=True,
     )
     async def memory_delete(

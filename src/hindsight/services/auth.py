@@ -26,6 +26,7 @@ from hindsight.db.pool import Connection
 from hindsight.errors import Conflict, Forbidden, Unauthorized
 from hindsight.ids import uuid7
 from hindsight.services.rate_limit import TokenBuckets
+from hindsight.services.roles import Role
 from hindsight.stores import api_keys as store
 
 CACHE_SECONDS = 5.0
@@ -44,7 +45,11 @@ TOKEN_MAX_CHARS = 512
 class Principal:
     name: str
     namespaces: frozenset[str] | None  # None: every namespace
-    is_admin: bool
+    role: Role
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role is Role.ADMIN
 
     def allows(self, namespace: str) -> bool:
         return self.is_admin or self.namespaces is None or namespace in self.namespaces
@@ -104,7 +109,7 @@ class Authenticator:
         token = bearer_token(authorization)
         digest = hash_key(token)
         if self._bootstrap is not None and hmac.compare_digest(digest, self._bootstrap):
-            principal = Principal(name="bootstrap-admin", namespaces=None, is_admin=True)
+            principal = Principal(name="bootstrap-admin", namespaces=None, role=Role.ADMIN)
         elif not _TOKEN.match(token):
             raise Unauthorized(
                 "malformed API key: a key is ASCII letters, digits and - . _ ~ + / = only"
@@ -145,7 +150,7 @@ class Authenticator:
         return Principal(
             name=row["name"],
             namespaces=None if namespaces is None else frozenset(namespaces),
-            is_admin=bool(row["is_admin"]),
+            role=Role(row["role"]),
         )
 
 
@@ -163,8 +168,9 @@ class KeyService:
         self._pool = pool
 
     async def create(
-        self, name: str, *, namespaces: Sequence[str] | None, is_admin: bool
+        self, name: str, *, namespaces: Sequence[str] | None, role: Role
     ) -> tuple[str, dict[str, Any]]:
+        """A key for `namespaces` (None: every namespace) with `role`."""
         key = new_key()
         try:
             async with self._pool.connection() as conn:
@@ -175,7 +181,7 @@ class KeyService:
                     key_hash=hash_key(key),
                     key_prefix=key[:10],
                     namespaces=list(namespaces) if namespaces is not None else None,
-                    is_admin=is_admin,
+                    role=role.value,
                 )
         except pg_errors.UniqueViolation:
             raise Conflict(f"an API key named {name!r} exists; pick another name") from None

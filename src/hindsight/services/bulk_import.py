@@ -15,7 +15,7 @@ Near-duplicate merging does not apply to imports: they are for data known to be 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -30,6 +30,8 @@ from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import document_vector
 from hindsight.services.memory import MemoryService, Observation, memory_text, normalise_tags
+from hindsight.services.redaction import scrub_claims
+from hindsight.services.roles import Role
 
 CHUNK = 5_000
 # Rebuild the search indexes when the import at least doubles the table.
@@ -172,6 +174,14 @@ class BulkImporter:
                         )
                     )
 
+    def _scrubbed(self, item: ImportItem) -> ImportItem:
+        """Secrets redacted (or refused) as in any other write: COPY skips the observe path."""
+        o = item.observation
+        ((key, value),), _ = scrub_claims(self._settings, item.namespace, [(o.key, o.value)])
+        if (key, value) == (o.key, o.value):
+            return item
+        return ImportItem(item.namespace, replace(o, key=key, value=value))
+
     async def run(
         self,
         items: Iterable[ImportItem],
@@ -191,6 +201,7 @@ class BulkImporter:
         seen: set[tuple[str, str]] = set()
         try:
             for batch in chunks(items, CHUNK):
+                batch = [self._scrubbed(i) for i in batch]
                 existing = await self._existing(batch)
                 fresh: list[ImportItem] = []
                 for item in batch:
@@ -213,7 +224,12 @@ class BulkImporter:
         for namespace, group in _by_namespace(later):
             for part in chunks(group, 1000):
                 outcomes = await self._memories.observe(
-                    namespace, [i.observation for i in part], actor=actor, dedup=False
+                    namespace,
+                    [i.observation for i in part],
+                    actor=actor,
+                    # the operator's own tool, run with database access
+                    role=Role.ADMIN,
+                    dedup=False,
                 )
                 report.observed += len(outcomes)
                 for o in outcomes:

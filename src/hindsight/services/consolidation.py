@@ -38,6 +38,7 @@ from hindsight.llm.prompts import SUMMARY_SYSTEM, summary_user
 from hindsight.observability import metrics
 from hindsight.services.distill import Candidate, Distiller, screen
 from hindsight.services.memory import MemoryService, Outcome
+from hindsight.services.redaction import redact_quietly
 from hindsight.stores import jobs as store
 from hindsight.stores.hot_steps import HotSteps
 from hindsight.text.filler import first_sentence_summary
@@ -201,6 +202,9 @@ class ConsolidationService:
                 "no LLM configured: observed the memories that steps carry in "
                 "metadata.memory; summaries are each long step's first sentence"
             )
+        summaries = {
+            i: redact_quietly(self._settings, namespace, text) for i, text in summaries.items()
+        }
         summarized: list[dict[str, Any]] = []
 
         async def commit(conn: Connection, outcomes: list[Outcome]) -> None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hindsight import limits
 from hindsight.llm import LLM
-from hindsight.llm.prompts import DISTILL_SYSTEM, distill_user
+from hindsight.llm.prompts import DISTILL_SYSTEM, distill_user, trusted
 from hindsight.services.memory import Observation
 from hindsight.services.recall import RecallRequest, RecallService
 from hindsight.text.filler import is_filler
@@ -36,6 +36,17 @@ class Candidate(BaseModel):
     memory_type: str = "fact"
     importance: float = 0.5
     tags: list[str] = Field(default_factory=list)
+    # indexes of the transcript messages it was drawn from, as the model reports them
+    sources: list[int] = Field(default_factory=list, alias="from")
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _sources(cls, v: Any) -> list[int]:
+        if not isinstance(v, list):
+            return []
+        return [i for i in v if isinstance(i, int) and not isinstance(i, bool)]
 
     @field_validator("memory_type", mode="before")
     @classmethod
@@ -82,8 +93,28 @@ class Distilled:
     existing_shown: int = 0
 
 
-def screen(candidates: list[Candidate], *, min_importance: float, source: str | None) -> Distilled:
-    """Keep what is worth keeping, with the reason for everything dropped."""
+def provenance(c: Candidate, transcript: list[dict[str, Any]]) -> str | None:
+    """The role of the untrusted message (tool, web, ...) a candidate was drawn from, or
+    None when trusted messages support it. Checked against the text, not only taken from
+    the model's `from`: a model fooled by a tool's output may misreport that too."""
+    claimed = [transcript[i] for i in c.sources if 0 <= i < len(transcript)]
+    value = c.value.lower()
+    holding = [m for m in transcript if value and value in m["content"].lower()]
+    untrusted = [m for m in claimed + holding if not trusted(m["role"])]
+    if not untrusted or any(trusted(m["role"]) for m in holding):
+        return None
+    return str(untrusted[0]["role"]).lower()
+
+
+def screen(
+    candidates: list[Candidate],
+    *,
+    min_importance: float,
+    source: str | None,
+    transcript: list[dict[str, Any]] | None = None,
+) -> Distilled:
+    """Keep what is worth keeping, with the reason for everything dropped. A memory drawn
+    from an untrusted message of `transcript` takes that message's role as its source."""
     out = Distilled()
     seen: set[tuple[str, str]] = set()
     for c in candidates:
@@ -102,13 +133,14 @@ def screen(candidates: list[Candidate], *, min_importance: float, source: str | 
             out.dropped.append({"key": c.key, "value": c.value, "reason": reason})
             continue
         seen.add((c.key, c.value))
+        origin = provenance(c, transcript) if transcript else None
         out.kept.append(
             Kept(
                 Observation(
                     key=c.key,
                     value=c.value,
                     memory_type=c.memory_type,
-                    source=source,
+                    source=origin or source,
                     importance=c.importance,
                     tags=tuple(c.tags),
                 ),
@@ -153,7 +185,9 @@ class Distiller:
         answer = await self._llm.complete_json(
             DISTILL_SYSTEM, distill_user(trimmed, existing), DistillOut
         )
-        out = screen(answer.memories, min_importance=min_importance, source=source)
+        out = screen(
+            answer.memories, min_importance=min_importance, source=source, transcript=trimmed
+        )
         out.existing_shown = len(existing)
         return out
 

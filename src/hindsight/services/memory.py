@@ -29,9 +29,16 @@ from hindsight.errors import InvalidInput, NotFound, Unavailable
 from hindsight.ids import uuid7
 from hindsight.observability import metrics
 from hindsight.retrieval.keywords import document_vector
+from hindsight.services import roles
+from hindsight.services.access_recorder import AccessRecorder
+from hindsight.services.erasure import erase_traces
+from hindsight.services.redaction import Scrubber, scrub_claims
+from hindsight.services.roles import Role, vouching
+from hindsight.stores import erasure as erasure_store
 from hindsight.stores import lifecycle as lifecycle_store
 from hindsight.stores import memories as store
 from hindsight.stores.filters import MemoryFilter
+from hindsight.text import memory_text as memory_text  # re-exported: callers import it here
 
 log = logging.getLogger(__name__)
 
@@ -92,11 +99,8 @@ class Outcome:
     # Set when a new key was a near-duplicate of another memory, which it reinforced.
     requested_key: str | None = None
     similarity: float | None = None
-
-
-def memory_text(key: str, value: str) -> str:
-    """What is embedded and keyword-indexed for a memory: its key words and its value."""
-    return f"{key}: {value}"
+    # secrets and personal data replaced before storage, per kind (never the secret)
+    redactions: dict[str, int] = field(default_factory=dict)
 
 
 def normalise_tags(tags: Sequence[str]) -> list[str]:
@@ -159,11 +163,16 @@ def _rounds(claims: Sequence[store.NewClaim]) -> list[list[int]]:
 
 class MemoryService:
     def __init__(
-        self, settings: Settings, pool: AsyncConnectionPool[Connection], embedder: Embedder
+        self,
+        settings: Settings,
+        pool: AsyncConnectionPool[Connection],
+        embedder: Embedder,
+        recorder: AccessRecorder | None = None,
     ) -> None:
         self._settings = settings
         self._pool = pool
         self._embedder = embedder
+        self._recorder = recorder
 
     async def _claims(self, items: Sequence[Observation]) -> list[store.NewClaim]:
         texts = [memory_text(o.key, o.value) for o in items]
@@ -202,6 +211,7 @@ class MemoryService:
         items: Sequence[Observation],
         *,
         actor: str,
+        role: Role = Role.WRITER,
         then: Callable[[Connection, list[Outcome]], Awaitable[None]] | None = None,
         dedup: bool = True,
     ) -> list[Outcome]:
@@ -211,8 +221,19 @@ class MemoryService:
         had been sent one after another. A new key whose memory is near-identical to an
         existing one of the same type reinforces that one instead (HINDSIGHT_DEDUP_THRESHOLD).
         `then` runs in the same transaction, so what it writes commits with the memories or
-        not at all.
+        not at all. Only a curator may vouch for a claim (`roles`).
         """
+        initial = self._settings.initial_confidence
+        for i, o in enumerate(items):
+            what = vouching(o.verified or None, o.permanent or None, o.confidence, initial)
+            if what is not None:
+                roles.require(role, Role.CURATOR, f"memories[{i}]: {what}")
+        cleaned, redactions = scrub_claims(
+            self._settings, namespace, [(o.key, o.value) for o in items]
+        )
+        items = [
+            dataclasses.replace(o, key=k, value=v) for o, (k, v) in zip(items, cleaned, strict=True)
+        ]
         prepared = await self._claims(items)
         threshold = self._settings.dedup_threshold if dedup else 0.0
 
@@ -260,6 +281,7 @@ class MemoryService:
                         memory_type=row["memory_type"],
                         requested_key=prepared[p].key if matched else None,
                         similarity=round(float(matched["similarity"]), 6) if matched else None,
+                        redactions=redactions[p],
                     )
             outcomes = [r for r in results if r is not None]
             if then is not None:
@@ -267,8 +289,9 @@ class MemoryService:
             return outcomes
 
         outcomes = await with_retry(self._pool, work)
-        for o in outcomes:
-            metrics.OBSERVE_OUTCOMES.labels("deduplicated" if o.requested_key else o.outcome).inc()
+        for done in outcomes:
+            label = "deduplicated" if done.requested_key else done.outcome
+            metrics.OBSERVE_OUTCOMES.labels(label).inc()
         return outcomes
 
     async def get(self, namespace: str, memory_id: uuid.UUID) -> dict[str, Any]:
@@ -289,10 +312,31 @@ class MemoryService:
         return rows, (encode_cursor(rows[-1]["id"]) if more else None)
 
     async def update(
-        self, namespace: str, memory_id: uuid.UUID, changes: dict[str, Any], *, actor: str
+        self,
+        namespace: str,
+        memory_id: uuid.UUID,
+        changes: dict[str, Any],
+        *,
+        actor: str,
+        role: Role = Role.WRITER,
     ) -> dict[str, Any]:
         """Apply a client's explicit edit. A new value is re-embedded and, unless the edit
-        sets a confidence, starts over at the initial confidence (it is a new claim)."""
+        sets a confidence, starts over at the initial confidence (it is a new claim).
+        Changing verified or permanent either way, or raising confidence above the
+        initial one, is a curator's call."""
+        what = vouching(
+            changes.get("verified"),
+            changes.get("permanent"),
+            changes.get("confidence"),
+            self._settings.initial_confidence,
+        )
+        if what is not None:
+            roles.require(role, Role.CURATOR, what)
+        scrub = Scrubber(self._settings, namespace)
+        changes = {
+            name: scrub(name, value) if name in ("key", "value") else value
+            for name, value in changes.items()
+        }
         columns: dict[str, Any] = {}
         for name, value in changes.items():
             if name == "key":
@@ -329,9 +373,17 @@ class MemoryService:
         return row
 
     async def delete(self, namespace: str, memory_id: uuid.UUID, *, actor: str) -> None:
-        async with self._pool.connection() as conn:
-            deleted = await store.delete(conn, namespace, memory_id, actor=actor)
-        if not deleted:
+        """Erase the memory: a tombstone stays in its history, its values go everywhere."""
+        if self._recorder is not None:  # a buffered recall of it would be logged later
+            await self._recorder.flush()
+
+        async def work(conn: Connection) -> bool:
+            texts = await erasure_store.history_texts(conn, [memory_id])
+            deleted = await store.delete_many(conn, namespace, [memory_id], actor=actor)
+            await erase_traces(conn, namespace, deleted, texts)
+            return bool(deleted)
+
+        if not await with_retry(self._pool, work):
             raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
 
     async def forget(
@@ -363,7 +415,11 @@ class MemoryService:
                 ids = [r["id"] for r in rows]
                 reason = policy.reason()
                 if policy.action == "delete":
-                    await store.delete_many(conn, namespace, ids, actor=actor, reason=reason)
+                    texts = await erasure_store.history_texts(conn, ids)
+                    deleted = await store.delete_many(
+                        conn, namespace, ids, actor=actor, permanent_too=False, reason=reason
+                    )
+                    await erase_traces(conn, namespace, deleted, texts)
                 else:
                     await store.archive_many(conn, namespace, ids, actor=actor, reason=reason)
             return rows

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from hindsight.retrieval.ranking import (
 )
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.policy import PolicyService
+from hindsight.services.redaction import Scrubber
 from hindsight.stores import memories as store
 from hindsight.stores import recall_log
 from hindsight.stores.filters import MemoryFilter
@@ -154,6 +156,11 @@ class RecallService:
     async def recall(self, namespace: str, request: RecallRequest, *, actor: str) -> RecallResult:
         """Rank memories for the request, count the accesses and log the recall."""
         started = time.perf_counter()
+        # the query is logged: no secret in it is kept (or, in reject mode, the recall is
+        # refused)
+        query = Scrubber(self._settings, namespace)("query", request.query)
+        if query != request.query:
+            request = dataclasses.replace(request, query=query)
         ranked = await self.search(namespace, request)
         metrics.RECALL_SECONDS.observe(time.perf_counter() - started)
         metrics.RECALL_RESULTS.observe(len(ranked))

@@ -17,6 +17,7 @@ from hindsight.db.pool import Connection
 from hindsight.errors import Conflict, NotFound
 from hindsight.observability import metrics
 from hindsight.services.consolidation import ConsolidationService
+from hindsight.services.redaction import Scrubber
 from hindsight.stores import steps as store
 from hindsight.stores.hot_steps import HotSteps
 
@@ -59,6 +60,9 @@ class SessionService:
         ttl_seconds: int | None = None,
         idempotency_key: str | None = None,
     ) -> Appended:
+        scrub = Scrubber(self._settings, namespace)
+        content = scrub("content", content)
+        summary = scrub.optional("summary", summary)
         async with self._pool.connection() as conn:
             if idempotency_key is not None:
                 earlier = await store.by_idempotency_key(
@@ -171,6 +175,7 @@ class SessionService:
     async def set_summary(
         self, namespace: str, session_id: str, step_index: int, summary: str | None
     ) -> dict[str, Any]:
+        summary = Scrubber(self._settings, namespace).optional("summary", summary)
         async with self._pool.connection() as conn:
             step = await store.set_summary(conn, namespace, session_id, step_index, summary)
         if step is None:

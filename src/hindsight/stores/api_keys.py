@@ -10,7 +10,7 @@ from hindsight.db.pool import Connection
 
 async def find_by_hash(conn: Connection, key_hash: bytes) -> dict[str, Any] | None:
     cur = await conn.execute(
-        "SELECT id, name, namespaces, is_admin, revoked_at FROM api_keys WHERE key_hash = %s",
+        "SELECT id, name, namespaces, role, revoked_at FROM api_keys WHERE key_hash = %s",
         (key_hash,),
     )
     return await cur.fetchone()
@@ -32,13 +32,13 @@ async def create(
     key_hash: bytes,
     key_prefix: str,
     namespaces: list[str] | None,
-    is_admin: bool,
+    role: str,
 ) -> dict[str, Any]:
     cur = await conn.execute(
-        "INSERT INTO api_keys (id, name, key_hash, key_prefix, namespaces, is_admin) "
+        "INSERT INTO api_keys (id, name, key_hash, key_prefix, namespaces, role) "
         "VALUES (%s, %s, %s, %s, %s, %s) "
-        "RETURNING id, name, key_prefix, namespaces, is_admin, created_at",
-        (key_id, name, key_hash, key_prefix, namespaces, is_admin),
+        "RETURNING id, name, key_prefix, namespaces, role, created_at",
+        (key_id, name, key_hash, key_prefix, namespaces, role),
     )
     row = await cur.fetchone()
     assert row is not None
@@ -47,7 +47,7 @@ async def create(
 
 async def list_all(conn: Connection) -> list[dict[str, Any]]:
     cur = await conn.execute(
-        "SELECT id, name, key_prefix, namespaces, is_admin, created_at, revoked_at, "
+        "SELECT id, name, key_prefix, namespaces, role, created_at, revoked_at, "
         "last_used_at FROM api_keys ORDER BY created_at"
     )
     return await cur.fetchall()

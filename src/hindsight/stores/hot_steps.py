@@ -24,6 +24,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from hindsight.errors import Unavailable
 from hindsight.observability import metrics
 
 log = logging.getLogger(__name__)
@@ -294,6 +295,20 @@ class HotSteps:
                 await pipe.execute()
         except (RedisError, OSError) as exc:
             self._fail("delete", exc, key)
+
+    async def forget_namespace(self, namespace: str) -> int:
+        """Unlink every key of the namespace (erasure); how many there were. Raises
+        Unavailable when Redis does not answer, so an erasure is never half-reported."""
+        if self._client is None:
+            return 0
+        pattern = f"{_PREFIX}{{{namespace}:*"
+        gone = 0
+        try:
+            async for key in self._client.scan_iter(match=pattern, count=1000):
+                gone += int(await self._client.unlink(key))
+        except (RedisError, OSError) as exc:
+            raise Unavailable(f"Redis is unreachable: {exc}; erase again", retry_after=2) from exc
+        return gone
 
     async def ping(self) -> bool:
         if self._client is None:

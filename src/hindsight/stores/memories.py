@@ -262,15 +262,6 @@ async def update(
     return await cur.fetchone()
 
 
-async def delete(conn: Connection, namespace: str, memory_id: uuid.UUID, *, actor: str) -> bool:
-    cur = await conn.execute(
-        f"DELETE FROM long_term_memory m WHERE m.namespace = %(ns)s AND m.id = %(id)s "
-        f"AND {_ACTOR} RETURNING m.id",
-        {"ns": namespace, "id": memory_id, "actor": actor},
-    )
-    return await cur.fetchone() is not None
-
-
 async def forgettable(
     conn: Connection,
     namespace: str,
@@ -323,14 +314,24 @@ async def archive_many(
 
 
 async def delete_many(
-    conn: Connection, namespace: str, ids: list[uuid.UUID], *, actor: str, reason: str = ""
-) -> int:
+    conn: Connection,
+    namespace: str,
+    ids: list[uuid.UUID],
+    *,
+    actor: str,
+    permanent_too: bool = True,
+    reason: str = "",
+) -> list[dict[str, Any]]:
+    """Delete the memories (a forgetting policy spares permanent ones); the deleted rows'
+    id, key and value, for erasing their traces elsewhere."""
+    spare = "" if permanent_too else "AND NOT m.permanent "
     cur = await conn.execute(
         f"DELETE FROM long_term_memory m WHERE m.namespace = %(ns)s AND m.id = ANY(%(ids)s) "
-        f"AND NOT m.permanent AND {_ACTOR} AND {_REASON}",
+        f"{spare}AND {_ACTOR} AND {_REASON} "
+        "RETURNING m.id, m.mem_key AS key, m.mem_value AS value",
         {"ns": namespace, "ids": ids, "actor": actor, "reason": reason},
     )
-    return cur.rowcount
+    return await cur.fetchall()
 
 
 async def history(conn: Connection, namespace: str, memory_id: uuid.UUID) -> list[dict[str, Any]]:

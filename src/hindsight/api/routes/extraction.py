@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
+from hindsight.api.deps import CoreDep, PrincipalDep, WritableNamespaceDep
 from hindsight.api.routes.memories import observe_result
 from hindsight.api.schemas import Dropped, Extracted, ExtractIn, ExtractOut
 from hindsight.services.memory import Outcome
@@ -14,7 +14,7 @@ router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["extraction"])
 
 @router.post("/memories:extract", response_model=ExtractOut)
 async def extract(
-    body: ExtractIn, namespace: NamespaceDep, principal: PrincipalDep, core: CoreDep
+    body: ExtractIn, namespace: WritableNamespaceDep, principal: PrincipalDep, core: CoreDep
 ) -> ExtractOut:
     """Ask the configured LLM what in `messages` is worth remembering. Existing related
     memories are shown to it, so repeats reinforce and changes supersede the same keys.

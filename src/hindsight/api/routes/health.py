@@ -22,11 +22,16 @@ async def healthz() -> dict[str, str]:
 
 @router.get("/v1/whoami", response_model=Whoami, tags=["auth"])
 async def whoami(principal: PrincipalDep) -> Whoami:
-    """The API key's name and the namespaces it may use."""
+    """The API key's name, role and the namespaces it may use."""
     namespaces = (
         None if principal.namespaces is None or principal.is_admin else sorted(principal.namespaces)
     )
-    return Whoami(name=principal.name, namespaces=namespaces, is_admin=principal.is_admin)
+    return Whoami(
+        name=principal.name,
+        namespaces=namespaces,
+        is_admin=principal.is_admin,
+        role=principal.role.value,
+    )
 
 
 @router.get("/readyz")

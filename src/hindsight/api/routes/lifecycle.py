@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
-from hindsight.api.lifecycle_schemas import FeedbackIn, FeedbackOut, StatsOut
+from hindsight.api.lifecycle_schemas import FeedbackIn, FeedbackOut
 from hindsight.services.policy import Policy
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["lifecycle"])
@@ -27,12 +27,6 @@ async def put_policy(
     """Replace the namespace's own policy fields (those not sent take the defaults);
     answers the policy now in force. An invalid policy is a 422 naming the field."""
     return await core.policies.put(namespace, body, actor=principal.name)
-
-
-@router.get("/stats", response_model=StatsOut)
-async def stats(namespace: NamespaceDep, core: CoreDep) -> dict[str, Any]:
-    """Memories per tier and the capacity, with a warning when over it."""
-    return await core.lifecycle.stats(namespace)
 
 
 @router.post("/recalls/{recall_id}/feedback", response_model=FeedbackOut)

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Response, status
 
 from hindsight import limits
-from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
+from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep, WritableNamespaceDep
 from hindsight.api.schemas import (
     BatchIn,
     BatchOut,
@@ -25,6 +25,7 @@ from hindsight.api.schemas import (
 )
 from hindsight.services.memory import ForgetPolicy, Outcome
 from hindsight.stores.filters import MemoryFilter
+from hindsight.text.redact import marker_counts
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["memories"])
 
@@ -39,6 +40,7 @@ def observe_result(o: Outcome) -> ObserveResult:
         memory_type=o.memory_type,  # type: ignore[arg-type]
         requested_key=o.requested_key,
         similarity=o.similarity,
+        redactions=o.redactions,
     )
 
 
@@ -52,7 +54,7 @@ def observe_result(o: Outcome) -> ObserveResult:
 )
 async def observe_batch(
     body: BatchIn,
-    namespace: NamespaceDep,
+    namespace: WritableNamespaceDep,
     principal: PrincipalDep,
     core: CoreDep,
     response: Response,
@@ -60,7 +62,10 @@ async def observe_batch(
     """Store or reinforce up to 1,000 memories in one transaction; one result per item,
     in order."""
     outcomes = await core.memories.observe(
-        namespace, [m.observation() for m in body.memories], actor=principal.name
+        namespace,
+        [m.observation() for m in body.memories],
+        actor=principal.name,
+        role=principal.role,
     )
     if any(o.outcome == "created" for o in outcomes):
         response.status_code = status.HTTP_201_CREATED
@@ -70,13 +75,15 @@ async def observe_batch(
 @router.post("/memories", response_model=ObserveResult, status_code=201)
 async def observe_one(
     body: MemoryIn,
-    namespace: NamespaceDep,
+    namespace: WritableNamespaceDep,
     principal: PrincipalDep,
     core: CoreDep,
     response: Response,
 ) -> ObserveResult:
     """Store or reinforce one memory (201 when created, 200 otherwise)."""
-    (outcome,) = await core.memories.observe(namespace, [body.observation()], actor=principal.name)
+    (outcome,) = await core.memories.observe(
+        namespace, [body.observation()], actor=principal.name, role=principal.role
+    )
     if outcome.outcome != "created":
         response.status_code = status.HTTP_200_OK
     return observe_result(outcome)
@@ -120,20 +127,22 @@ async def get_memory(memory_id: uuid.UUID, namespace: NamespaceDep, core: CoreDe
 async def update_memory(
     memory_id: uuid.UUID,
     body: MemoryPatch,
-    namespace: NamespaceDep,
+    namespace: WritableNamespaceDep,
     principal: PrincipalDep,
     core: CoreDep,
 ) -> MemoryOut:
     """Edit fields. A new value is a new claim: re-embedded, and its confidence starts
     over unless the edit sets one. The change is recorded in history."""
     changes = body.changes()
-    row = await core.memories.update(namespace, memory_id, changes, actor=principal.name)
+    row = await core.memories.update(
+        namespace, memory_id, changes, actor=principal.name, role=principal.role
+    )
     return MemoryOut.model_validate(row)
 
 
 @router.delete("/memories/{memory_id}", status_code=204)
 async def delete_memory(
-    memory_id: uuid.UUID, namespace: NamespaceDep, principal: PrincipalDep, core: CoreDep
+    memory_id: uuid.UUID, namespace: WritableNamespaceDep, principal: PrincipalDep, core: CoreDep
 ) -> Response:
     """Delete a memory; its history (ending with a `deleted` entry) is kept."""
     await core.memories.delete(namespace, memory_id, actor=principal.name)
@@ -142,7 +151,7 @@ async def delete_memory(
 
 @router.post("/memories:forget", response_model=ForgetOut)
 async def forget(
-    body: ForgetIn, namespace: NamespaceDep, principal: PrincipalDep, core: CoreDep
+    body: ForgetIn, namespace: WritableNamespaceDep, principal: PrincipalDep, core: CoreDep
 ) -> ForgetOut:
     """Run a forgetting policy: archive (default) or delete the active memories matching
     every criterion given, least confident and least used first. Permanent memories are
@@ -179,6 +188,7 @@ async def memory_history(
                 **r,
                 value=r["old_value"] if deleted else r["new_value"],
                 confidence=r["old_confidence"] if deleted else r["new_confidence"],
+                redactions=marker_counts(r["new_value"]),
             )
         )
     return HistoryOut(memory_id=memory_id, history=entries)

@@ -44,8 +44,11 @@ async def list_namespaces(principal: PrincipalDep, overview: OverviewDep) -> Nam
 
 
 @router.get("/{namespace}/stats", response_model=NamespaceStats)
-async def namespace_stats(namespace: NamespaceDep, overview: OverviewDep) -> NamespaceStats:
-    """One namespace's counts, and its recalls per hour over the last day."""
+async def namespace_stats(
+    namespace: NamespaceDep, overview: OverviewDep, core: CoreDep
+) -> NamespaceStats:
+    """One namespace's counts, its recalls per hour over the last day, and its capacity
+    (with a warning when over it) and last lifecycle pass."""
     rows = await overview.namespaces([namespace])
     base = (
         summary(rows[0])
@@ -59,7 +62,18 @@ async def namespace_stats(namespace: NamespaceDep, overview: OverviewDep) -> Nam
         }
     )
     hours = [RecallHour.model_validate(h) for h in await overview.recall_hours(namespace)]
-    return NamespaceStats.model_validate({**base, "recalls_by_hour": hours})
+    life = await core.lifecycle.stats(namespace)
+    lifecycle = {k: life[k] for k in LIFECYCLE_FIELDS}
+    return NamespaceStats.model_validate({**base, "recalls_by_hour": hours, **lifecycle})
+
+
+LIFECYCLE_FIELDS = (
+    "capacity",
+    "over_capacity",
+    "warnings",
+    "last_lifecycle_pass",
+    "last_capacity_archived",
+)
 
 
 @router.get("/{namespace}/recalls", response_model=RecallLogPage)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query, Response, status
 
 from hindsight import limits
-from hindsight.api.deps import CoreDep, NamespaceDep, SessionIdDep
+from hindsight.api.deps import CoreDep, NamespaceDep, SessionIdDep, WritableNamespaceDep
 from hindsight.api.responses import json_response
 from hindsight.api.routes.jobs import job_out
 from hindsight.api.schemas import (
@@ -24,18 +24,20 @@ from hindsight.api.schemas import (
 )
 from hindsight.api.validation import clean_text
 from hindsight.errors import InvalidInput
+from hindsight.text.redact import marker_counts
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/sessions/{session_id}", tags=["sessions"])
 
 
 def _step(session_id: str, row: dict[str, Any]) -> StepOut:
-    return StepOut.model_validate({**row, "session_id": session_id})
+    redactions = marker_counts(row["content"], row["summary"])
+    return StepOut.model_validate({**row, "session_id": session_id, "redactions": redactions})
 
 
 @router.post("/steps", response_model=StepOut, status_code=201)
 async def append_step(
     body: StepIn,
-    namespace: NamespaceDep,
+    namespace: WritableNamespaceDep,
     session_id: SessionIdDep,
     core: CoreDep,
     idempotency_key: Annotated[
@@ -107,7 +109,7 @@ async def context(
 async def update_step(
     step_index: int,
     body: StepPatch,
-    namespace: NamespaceDep,
+    namespace: WritableNamespaceDep,
     session_id: SessionIdDep,
     core: CoreDep,
 ) -> StepOut:
@@ -129,7 +131,7 @@ async def get_session(
 
 @router.post(":end", response_model=SessionEnded)
 async def end_session(
-    namespace: NamespaceDep, session_id: SessionIdDep, core: CoreDep
+    namespace: WritableNamespaceDep, session_id: SessionIdDep, core: CoreDep
 ) -> SessionEnded:
     """End the session: it takes no more steps, keeps them until they expire, and is
     consolidated into long-term memory by a background job (`consolidation`; poll
@@ -141,7 +143,9 @@ async def end_session(
 
 
 @router.post(":consolidate", response_model=JobOut, status_code=202)
-async def consolidate(namespace: NamespaceDep, session_id: SessionIdDep, core: CoreDep) -> JobOut:
+async def consolidate(
+    namespace: WritableNamespaceDep, session_id: SessionIdDep, core: CoreDep
+) -> JobOut:
     """Queue a consolidation of the steps not consolidated yet (running it again after it
     succeeded finds nothing new and changes nothing)."""
     return job_out(await core.sessions.consolidate(namespace, session_id))
@@ -149,7 +153,7 @@ async def consolidate(namespace: NamespaceDep, session_id: SessionIdDep, core: C
 
 @router.delete("", response_model=SessionDeleted)
 async def delete_session(
-    namespace: NamespaceDep, session_id: SessionIdDep, core: CoreDep
+    namespace: WritableNamespaceDep, session_id: SessionIdDep, core: CoreDep
 ) -> SessionDeleted:
     """Delete the session and all its steps, from Postgres and Redis."""
     steps = await core.sessions.delete(namespace, session_id)

@@ -1,0 +1,114 @@
+"""`hindsight erase` and `hindsight export`, and restoring an export (`hindsight import`).
+
+They talk to the stores directly, like `hindsight import`: run them where the service's
+HINDSIGHT_DATABASE_URL and HINDSIGHT_REDIS_URL point (with embedded stores, while
+`hindsight serve` is stopped, or use the REST calls instead).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+import click
+
+from hindsight.errors import HindsightError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _friendly(func: F) -> F:
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except HindsightError as exc:
+            raise click.ClickException(exc.message) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _checked(namespace: str) -> str:
+    from hindsight.api.deps import check_namespace
+
+    return check_namespace(namespace)
+
+
+@click.command()
+@click.option("--namespace", required=True, help="The namespace to erase.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@_friendly
+def erase(namespace: str, yes: bool) -> None:
+    """Erase a namespace: every row of it in every table and every Redis key. Prints the
+    receipt (counts per store) as JSON."""
+    from hindsight import core
+    from hindsight.cli.main import load_settings
+    from hindsight.runtime.stores import serving_stores
+
+    _checked(namespace)
+    if not yes:
+        click.confirm(
+            f"Erase everything of namespace {namespace!r}? This cannot be undone", abort=True
+        )
+    settings = load_settings()
+
+    async def go(database_url: str, redis_url: str | None) -> dict[str, Any]:
+        hs = await core.start(
+            settings, database_url=database_url, redis_url=redis_url, background=False
+        )
+        try:
+            return await hs.erasure.erase_namespace(namespace, actor="cli")
+        finally:
+            await hs.aclose()
+
+    with serving_stores(settings) as urls:
+        receipt = asyncio.run(go(urls.database_url, urls.redis_url))
+    click.echo(json.dumps(receipt))
+
+
+@click.command()
+@click.option("--namespace", required=True, help="The namespace to export.")
+@click.option("--sessions/--no-sessions", default=False, help="Also export working memory.")
+@click.argument("path", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@_friendly
+def export(namespace: str, sessions: bool, path: str | None) -> None:
+    """Export a namespace as JSON lines (format hindsight-export v1) to PATH or stdout."""
+    from hindsight.cli.main import _service, load_settings
+    from hindsight.runtime.stores import database_url
+
+    _checked(namespace)
+    settings = load_settings()
+
+    async def go(url: str) -> None:
+        async with _service(settings, url) as hs:
+            with click.open_file(path or "-", "w", encoding="utf-8") as out:
+                async for line in hs.exports.lines(namespace, sessions=sessions):
+                    out.write(line)
+
+    with database_url(settings) as url:
+        asyncio.run(go(url))
+
+
+def restore(lines: list[str], namespace: str | None) -> None:
+    """`hindsight import` of an export: into --namespace, else the exported one."""
+    from hindsight.cli.main import _service, load_settings
+    from hindsight.runtime.stores import database_url
+
+    target = namespace or json.loads(lines[0]).get("namespace")
+    if not isinstance(target, str):
+        raise click.UsageError("the export names no namespace; give --namespace")
+    _checked(target)
+    settings = load_settings()
+
+    async def go(url: str) -> dict[str, int]:
+        async with _service(settings, url) as hs:
+            return await hs.exports.restore(target, lines, actor="import")
+
+    with database_url(settings) as url:
+        counts = asyncio.run(go(url))
+    click.echo(json.dumps({"restored": target, **counts}))
+    print(f"restored {counts['memories']} memories into {target!r}", file=sys.stderr)

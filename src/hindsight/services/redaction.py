@@ -1,0 +1,141 @@
+"""Secrets and personal data never reach storage or a provider.
+
+One redactor (`hindsight.text.redact`) is applied to memory keys and values, step contents
+and summaries, recall queries, and every text sent to an embedding or LLM endpoint. Its
+mode is per namespace: `redact` replaces each finding with `[REDACTED:kind]`, `reject`
+refuses the write with 422 naming the field and the kind (nothing is stored), `off` leaves
+text alone. Until namespaces carry a policy of their own, every namespace takes the
+server's `HINDSIGHT_REDACTION`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from hindsight.config import Settings
+from hindsight.embeddings.base import Embedder, Vector
+from hindsight.errors import InvalidInput
+from hindsight.llm.base import LLM
+from hindsight.text.redact import Redactor, redactor
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def mode_for(settings: Settings, namespace: str) -> str:
+    """redact, reject or off for this namespace (a namespace policy will override the
+    server's setting here)."""
+    return settings.redaction
+
+
+def redactor_for(settings: Settings) -> Redactor:
+    return redactor(email=settings.redact_email, phone=settings.redact_phone)
+
+
+class Scrubber:
+    """Cleans the text fields of one write, adding up what it redacted."""
+
+    def __init__(self, settings: Settings, namespace: str) -> None:
+        self.mode = mode_for(settings, namespace)
+        self._redactor = redactor_for(settings)
+        self.counts: Counter[str] = Counter()
+
+    def __call__(self, field: str, text: str) -> str:
+        if self.mode == "off" or not text:
+            return text
+        if self.mode == "reject":
+            findings = self._redactor.find(text)
+            if findings:
+                kinds = sorted({f.kind for f in findings})
+                raise InvalidInput(
+                    f"{field}: holds what looks like {' and '.join(kinds)}; remove it and "
+                    "send again (this server refuses secrets rather than storing them; "
+                    "nothing was stored)",
+                    details={"field": field, "kinds": kinds},
+                )
+            return text
+        cleaned, counts = self._redactor.redact(text)
+        self.counts.update(counts)
+        return cleaned
+
+    def optional(self, field: str, text: str | None) -> str | None:
+        return None if text is None else self(field, text)
+
+
+def redact_quietly(settings: Settings, namespace: str, text: str) -> str:
+    """For what the service writes itself (summaries a job made): redacted unless the
+    namespace's mode is off, never refused — there is no caller to tell."""
+    if mode_for(settings, namespace) == "off":
+        return text
+    return redactor_for(settings).redact(text)[0]
+
+
+def scrub_claims(
+    settings: Settings, namespace: str, claims: Sequence[tuple[str, str]]
+) -> tuple[list[tuple[str, str]], list[dict[str, int]]]:
+    """(key, value) pairs of a batch cleaned, and what was redacted from each (or 422 in
+    reject mode, naming the item)."""
+    cleaned: list[tuple[str, str]] = []
+    counts: list[dict[str, int]] = []
+    for i, (key, value) in enumerate(claims):
+        scrub = Scrubber(settings, namespace)
+        cleaned.append((scrub(f"memories[{i}].key", key), scrub(f"memories[{i}].value", value)))
+        counts.append(dict(scrub.counts))
+    return cleaned, counts
+
+
+class RedactingEmbedder:
+    """Redacts every text before it goes to a remote embedding endpoint (and its cache)."""
+
+    def __init__(self, inner: Embedder, redact: Redactor) -> None:
+        self._inner = inner
+        self._redact = redact
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dimensions(self) -> int:
+        return self._inner.dimensions
+
+    async def embed(self, texts: list[str]) -> list[Vector]:
+        return await self._inner.embed([self._redact.redact(t)[0] for t in texts])
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class RedactingLLM:
+    """Redacts the prompt before it goes to the LLM endpoint."""
+
+    def __init__(self, inner: LLM, redact: Redactor) -> None:
+        self._inner = inner
+        self._redact = redact
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    async def complete_json(self, system: str, user: str, schema: type[M]) -> M:
+        return await self._inner.complete_json(system, self._redact.redact(user)[0], schema)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def guard_embedder(settings: Settings, embedder: Embedder) -> Embedder:
+    return (
+        embedder
+        if settings.redaction == "off"
+        else RedactingEmbedder(embedder, redactor_for(settings))
+    )
+
+
+def guard_llm(settings: Settings, llm: LLM | None) -> LLM | None:
+    if llm is None or settings.redaction == "off":
+        return llm
+    return RedactingLLM(llm, redactor_for(settings))

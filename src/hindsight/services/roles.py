@@ -1,0 +1,58 @@
+"""What a key's role lets it do.
+
+Roles are ordered: each can do everything the one before it can.
+- reader: recall, get, list, history, working-memory reads.
+- writer (the default for new keys): also observe, append, extract, end sessions, edit
+  and delete memories.
+- curator: also vouch for a memory — set `verified` or `permanent`, or a confidence above
+  the initial confidence. Without this, any writer could plant a claim that ranks as
+  certain and can never be forgotten.
+- admin: every namespace, key management, namespace erase and export.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from hindsight.errors import Forbidden
+
+
+class Role(StrEnum):
+    READER = "reader"
+    WRITER = "writer"
+    CURATOR = "curator"
+    ADMIN = "admin"
+
+    @property
+    def rank(self) -> int:
+        return _ORDER.index(self)
+
+    def at_least(self, needed: Role) -> bool:
+        return self.rank >= needed.rank
+
+
+_ORDER = (Role.READER, Role.WRITER, Role.CURATOR, Role.ADMIN)
+ROLES = tuple(r.value for r in _ORDER)
+
+
+def require(role: Role, needed: Role, what: str) -> None:
+    """Raise 403 naming the role `what` needs when `role` falls short."""
+    if not role.at_least(needed):
+        raise Forbidden(
+            f"{what} needs the {needed.value} role (or higher); this API key has the "
+            f"{role.value} role"
+        )
+
+
+def vouching(
+    verified: bool | None, permanent: bool | None, confidence: float | None, initial: float
+) -> str | None:
+    """What in a write vouches for a memory beyond what the caller observed (curator's
+    call), or None."""
+    if verified is not None:
+        return "setting verified"
+    if permanent is not None:
+        return "setting permanent"
+    if confidence is not None and confidence > initial:
+        return f"a confidence above the initial {initial:g}"
+    return None

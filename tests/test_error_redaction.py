@@ -1,0 +1,105 @@
+"""Errors say what went wrong without what they were about: no credentials from a URL, no
+database internals, no input values."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from hindsight.config import Settings
+from hindsight.embeddings import create_embedder
+from hindsight.errors import HindsightError, ProviderError, Unavailable
+from tests.conftest import Api, make_settings
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.servers import ThreadServer, free_port
+
+
+def test_provider_errors_name_the_endpoint_without_its_credentials() -> None:
+    async def fails(base: str) -> str:
+        settings = Settings(
+            embedding_base_url=base.replace("http://", "http://user:s3cret@") + "?key=q5ecret",
+            embedding_model="fake-embed",
+            embedding_dimensions=16,
+            data_dir=Path("/nonexistent"),
+        )
+        embedder = await create_embedder(settings)
+        try:
+            with pytest.raises((ProviderError, Unavailable)) as failed:
+                await embedder.embed(["x"])
+        finally:
+            await embedder.aclose()
+        assert isinstance(failed.value, HindsightError)
+        return failed.value.message
+
+    with FakeOpenAI(dimensions=16) as fake:
+        fake.fail_next(400, times=10)
+        refused = asyncio.run(fails(fake.url))
+    down = f"http://127.0.0.1:{free_port()}/v1"
+    unreachable = asyncio.run(fails(down))
+    for message, where in [(refused, fake.url), (unreachable, down)]:
+        assert f"endpoint {where} " in message, message
+        assert "s3cret" not in message and "q5ecret" not in message, message
+
+
+def test_a_job_error_does_not_echo_the_input(api: Api) -> None:
+    secret = "PIN-4242"
+    api.append(
+        "s", "noted", metadata={"memory": {"key": "user.pin", "value": "v", "action": secret}}
+    )
+    r = api.client.post(f"{api.base}/sessions/s:end")
+    job_id = r.json()["consolidation"]["job_id"]
+    deadline = time.monotonic() + 20
+    while True:
+        job: dict[str, Any] = api.client.get(f"{api.base}/jobs/{job_id}").json()
+        if job["error"] or job["status"] in ("succeeded", "failed"):
+            break
+        assert time.monotonic() < deadline, job
+        time.sleep(0.1)
+    assert secret not in json.dumps(job), job
+
+
+def test_a_503_does_not_carry_the_database_drivers_message(fresh_db: str, redis_url: str) -> None:
+    with ThreadServer(make_settings(), fresh_db, redis_url) as srv:
+        api = Api.at(srv.url, "down")
+        api.observe({"key": "k", "value": "v"})
+        with psycopg.connect(fresh_db, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        seen = []
+        for _ in range(10):  # until a request meets a connection that was cut
+            r = api.client.post(
+                f"{api.base}/memories:batch", json={"memories": [{"key": "k", "value": "v"}]}
+            )
+            seen.append(r.status_code)
+            if r.status_code == 503:
+                message = r.json()["error"]["message"]
+                assert message.startswith("PostgreSQL is unreachable"), message
+                for leak in ("terminat", "administrator", "server closed", "consuming input"):
+                    assert leak not in message, message
+                assert r.headers["Retry-After"]
+                return
+        pytest.fail(f"no request met a cut connection: {seen}")
+
+
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [
+        ("https://user:pw@llm.example.com:8443/v1?api-key=k#x", "https://llm.example.com:8443/v1"),
+        ("http://[::1]:11434/v1", "http://[::1]:11434/v1"),
+        ("api.openai.com", "api.openai.com"),
+        ("user:pw@host/v1?key=k", "host/v1"),
+        ("http://host:99999999/v1", "(a URL that cannot be parsed)"),
+    ],
+)
+def test_urls_are_shown_without_userinfo_or_query(given: str, shown: str) -> None:
+    from hindsight import redact
+
+    assert redact.url(given) == shown

@@ -1,0 +1,86 @@
+"""The redactor alone: each kind it knows, and ordinary text left alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from hindsight.text.redact import luhn, marker_counts, redactor
+
+OPENAI = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+CASES = [
+    (f"my key is {OPENAI} ok", "openai_key"),
+    ("sk-ant-api03-" + "x" * 40, "anthropic_key"),
+    ("aws AKIAIOSFODNN7EXAMPLE here", "aws_access_key"),
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_key"),
+    ("token ghp_" + "a1B2c3D4e5" * 4, "github_token"),
+    ("github_pat_" + "11ABCDEFG0" * 3, "github_token"),
+    ("glpat-" + "abcdEFGH1234abcdEFGH", "gitlab_token"),
+    ("slack xoxb-1234567890-abcdefghij", "slack_token"),
+    ("https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXX", "slack_webhook"),
+    ("AIza" + "SyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW", "google_api_key"),
+    ("sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "stripe_key"),
+    ("hf_" + "abcdefghijklmnopqrstuvwxyzABCDEFGH", "huggingface_token"),
+    ("hs_" + "A" * 43, "hindsight_key"),
+    (
+        "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+        "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "jwt",
+    ),
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nabc\n-----END RSA PRIVATE KEY-----", "private_key"),
+    ("Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", "bearer_token"),
+    ("postgres://app:s3cr3t-pw@db.example.com/prod", "url_password"),
+    ("password: hunter22", "password"),
+    ('config api_key="q8Zr2LmN"', "password"),
+    ("my wifi password is tulip-42!", "password"),
+    ("card 4111 1111 1111 1111 exp 12/29", "card_number"),
+    ("amex 378282246310005", "card_number"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), CASES)
+def test_each_kind_is_found_and_replaced(text: str, kind: str) -> None:
+    cleaned, counts = redactor().redact(text)
+    assert counts == {kind: 1}, (text, cleaned)
+    assert f"[REDACTED:{kind}]" in cleaned
+
+
+def test_only_the_secret_part_goes() -> None:
+    cleaned, _ = redactor().redact("postgres://app:s3cr3t-pw@db.example.com/prod and more")
+    assert cleaned == "postgres://app:[REDACTED:url_password]@db.example.com/prod and more"
+    cleaned, _ = redactor().redact("password: hunter22, user: ada")
+    assert cleaned == "password: [REDACTED:password], user: ada"
+
+
+ORDINARY = [
+    "Alex's sister Maria lives in Bergen and works as a pediatric nurse.",
+    "The password is wrong again; reset it tomorrow.",
+    "Keep the secret of the surprise party until Friday.",
+    "Meeting at 14:30 on 2026-03-14 in room 4111.",
+    "Order number 1234 5678 9012 3456 shipped",  # fails Luhn
+    "Call 555-0100 about the sk-8 skateboard",
+    "ask-the-expert session notes; task-runner is green",
+    "api key rotation is scheduled for Q3",
+    "https://example.com/path?x=1",
+    "the token economy chapter was dull",
+    "e-mail alex@example.com or +47 412 34 567",
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    assert redactor().redact(text) == (text, {})
+
+
+def test_email_and_phone_only_when_asked() -> None:
+    text = "e-mail alex@example.com or +47 412 34 567"
+    cleaned, counts = redactor(email=True, phone=True).redact(text)
+    assert counts == {"email": 1, "phone": 1}
+    assert "alex@" not in cleaned and "412" not in cleaned
+
+
+def test_luhn_and_marker_counts() -> None:
+    assert luhn("4111111111111111") and not luhn("4111111111111112")
+    assert marker_counts("a [REDACTED:jwt] b [REDACTED:jwt]", None, "[REDACTED:email]") == {
+        "jwt": 2,
+        "email": 1,
+    }
