@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
@@ -21,7 +21,11 @@ from hindsight.api.validation import (
     Tag,
     Value,
 )
-from hindsight.services.memory import Observation
+
+if TYPE_CHECKING:
+    # Imported when used: these models are also the SDK's, which runs without the server's
+    # dependencies (the services pull in psycopg and pgvector).
+    from hindsight.services.memory import Observation
 
 MemoryType = Literal["fact", "preference", "experience", "reflection", "relation"]
 Status = Literal["active", "archived"]
@@ -55,6 +59,8 @@ class MemoryIn(Strict):
     permanent: bool = False
 
     def observation(self) -> Observation:
+        from hindsight.services.memory import Observation
+
         return Observation(
             key=self.key,
             value=self.value,
