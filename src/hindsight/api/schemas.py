@@ -77,6 +77,11 @@ class MemoryIn(Strict):
 
 class BatchIn(Strict):
     memories: list[MemoryIn] = Field(min_length=1, max_length=limits.BATCH_MAX)
+    dedup: bool = Field(
+        default=True,
+        description="false: a new key is always a memory of its own, never merged into a "
+        "near-identical one (for key/value stores such as the LangGraph adapter).",
+    )
 
 
 class ObserveResult(BaseModel):

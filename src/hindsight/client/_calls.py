@@ -147,12 +147,17 @@ def observe(namespace: str, key: str, value: str, fields: MemoryFields) -> Call:
     return Call("POST", f"{_ns(namespace)}/memories", _model(schemas.ObserveResult), json=body)
 
 
-def observe_many(namespace: str, memories: Iterable[Mapping[str, Any]]) -> Call:
+def observe_many(
+    namespace: str, memories: Iterable[Mapping[str, Any]], *, dedup: bool = True
+) -> Call:
+    body: dict[str, Any] = {"memories": [dict(m) for m in memories]}
+    if not dedup:
+        body["dedup"] = False
     return Call(
         "POST",
         f"{_ns(namespace)}/memories:batch",
         lambda body: [schemas.ObserveResult.model_validate(r) for r in body["results"]],
-        json={"memories": [dict(m) for m in memories]},
+        json=body,
     )
 
 

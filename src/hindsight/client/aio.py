@@ -74,9 +74,13 @@ class AsyncHindsight:
         return result
 
     async def observe_many(
-        self, namespace: str, memories: Iterable[Mapping[str, Any]]
+        self, namespace: str, memories: Iterable[Mapping[str, Any]], *, dedup: bool = True
     ) -> list[schemas.ObserveResult]:
-        result: list[schemas.ObserveResult] = await self._run(c.observe_many(namespace, memories))
+        """Store or reinforce each memory, in order. `dedup=False`: a new key is never
+        merged into a near-identical memory under another key."""
+        result: list[schemas.ObserveResult] = await self._run(
+            c.observe_many(namespace, memories, dedup=dedup)
+        )
         return result
 
     async def recall(

@@ -60,7 +60,7 @@ async def observe_batch(
     """Store or reinforce up to 1,000 memories in one transaction; one result per item,
     in order."""
     outcomes = await core.memories.observe(
-        namespace, [m.observation() for m in body.memories], actor=principal.name
+        namespace, [m.observation() for m in body.memories], actor=principal.name, dedup=body.dedup
     )
     if any(o.outcome == "created" for o in outcomes):
         response.status_code = status.HTTP_201_CREATED
