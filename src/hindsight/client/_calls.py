@@ -268,14 +268,22 @@ def append(namespace: str, session_id: str, content: str, fields: StepFields) ->
     )
 
 
-def steps(namespace: str, session_id: str, recent: int) -> Call:
+def steps(namespace: str, session_id: str, recent: int, before: int | None = None) -> Call:
+    params: dict[str, Any] = {"recent": recent}
+    if before is not None:
+        params["before"] = before
     return Call(
         "GET",
         f"{_session(namespace, session_id)}/steps",
         lambda body: [schemas.StepOut.model_validate(s) for s in body["steps"]],
-        params={"recent": recent},
+        params=params,
         idempotent=True,
     )
+
+
+def pop_step(namespace: str, session_id: str) -> Call:
+    # Not idempotent: a repeat after an unknown outcome would remove a second step.
+    return Call("DELETE", f"{_session(namespace, session_id)}/steps:last", _model(schemas.StepOut))
 
 
 def context(namespace: str, session_id: str, recent: int, max_chars: int) -> Call:

@@ -161,9 +161,17 @@ class AsyncHindsight:
         return result
 
     async def steps(
-        self, namespace: str, session_id: str, recent: int = 20
+        self, namespace: str, session_id: str, recent: int = 20, before: int | None = None
     ) -> list[schemas.StepOut]:
-        result: list[schemas.StepOut] = await self._run(c.steps(namespace, session_id, recent))
+        """The newest `recent` live steps (below index `before`, if given), in step order."""
+        result: list[schemas.StepOut] = await self._run(
+            c.steps(namespace, session_id, recent, before)
+        )
+        return result
+
+    async def pop_step(self, namespace: str, session_id: str) -> schemas.StepOut:
+        """Remove and return the newest live step (`APIError` 404 when there is none)."""
+        result: schemas.StepOut = await self._run(c.pop_step(namespace, session_id))
         return result
 
     async def context(

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
 from langgraph.store.base import BaseStore, InvalidNamespaceError, Op, Result
 
-from hindsight.client import APIError, AsyncHindsight, Hindsight
+from hindsight.client import APIError, Hindsight
 from hindsight.client import _calls as c
+from hindsight.integrations._loop_client import LoopClient
 from hindsight.integrations.langgraph import _plans
 from hindsight.integrations.langgraph._plans import Plan
 
@@ -41,13 +41,8 @@ class HindsightStore(BaseStore):
         max_retries: int = 3,
     ) -> None:
         self.namespace = namespace
-        self._url = url
-        self._api_key = api_key
-        self._options: dict[str, Any] = {"timeout": timeout, "max_retries": max_retries}
-        self._sync = Hindsight(url, api_key, **self._options)
-        # an httpx.AsyncClient belongs to the event loop it first ran on
-        self._async: AsyncHindsight | None = None
-        self._async_loop: asyncio.AbstractEventLoop | None = None
+        self._sync = Hindsight(url, api_key, timeout=timeout, max_retries=max_retries)
+        self._async = LoopClient(url, api_key, timeout=timeout, max_retries=max_retries)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         plan = _plans.batch(self.namespace, _checked(ops))
@@ -65,7 +60,7 @@ class HindsightStore(BaseStore):
             return result
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        client = self._async_client()
+        client = self._async.get()
         plan: Plan[list[Result]] = _plans.batch(self.namespace, _checked(ops))
         try:
             call: c.Call = next(plan)
@@ -80,20 +75,12 @@ class HindsightStore(BaseStore):
             result: list[Result] = done.value
             return result
 
-    def _async_client(self) -> AsyncHindsight:
-        loop = asyncio.get_running_loop()
-        if self._async is None or self._async_loop is not loop:
-            self._async = AsyncHindsight(self._url, self._api_key, **self._options)
-            self._async_loop = loop
-        return self._async
-
     def close(self) -> None:
         self._sync.close()
 
     async def aclose(self) -> None:
         self._sync.close()
-        if self._async is not None:
-            await self._async.aclose()
+        await self._async.aclose()
 
     def __enter__(self) -> HindsightStore:
         return self
