@@ -4,8 +4,12 @@ behaviours LangGraph documents for `BaseStore`."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypedDict
 
 import pytest
@@ -282,3 +286,29 @@ def test_what_the_store_cannot_keep_is_refused_with_a_reason(store: HindsightSto
     with pytest.raises(ValueError, match="at most 256"):
         store.put(("a",), "k" * 300, {"v": 1})
     assert store.search(("a",)) == []
+
+
+def test_the_example_agent_remembers_across_runs(server: ThreadServer, ns: str) -> None:
+    example = Path(__file__).resolve().parent.parent / "examples" / "langgraph_memory.py"
+    env = {**os.environ, "HINDSIGHT_URL": server.url, "HINDSIGHT_API_KEY": ADMIN_KEY,
+           "HINDSIGHT_NAMESPACE": ns}  # fmt: skip
+
+    def run(user: str, message: str) -> list[str]:
+        out = subprocess.run(
+            [sys.executable, str(example), user, message],
+            env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        return out.stdout.splitlines()
+
+    assert run("alice", "Where do I live?") == ["I don't know that yet.", "0 facts about alice: "]
+    assert run("alice", "I live in Oslo") == ["Noted: home = Oslo.", "1 facts about alice: home"]
+    assert run("alice", "I like sailing") == [
+        "Noted: likes = sailing.",
+        "2 facts about alice: home, likes",
+    ]
+    reply, facts = run("alice", "Where do I live?")
+    assert reply.startswith('From memory: "I live in Oslo" (score ') and facts.endswith(
+        "home, likes"
+    )
+    assert run("bob", "Where do I live?")[0] == "I don't know that yet."
