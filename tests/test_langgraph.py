@@ -279,6 +279,8 @@ def test_what_the_store_cannot_keep_is_refused_with_a_reason(store: HindsightSto
         store.put(("a",), "k", {"v": 1}, ttl=5)
     with pytest.raises(InvalidNamespaceError):
         store.batch([PutOp(("a.b",), "k", {"v": 1})])
+    with pytest.raises(InvalidNamespaceError):
+        store.batch([PutOp((), "k", {"v": 1})])
     with pytest.raises(ValueError, match="at most 8000"):
         store.put(("a",), "big", {"text": "x" * 9000})
     with pytest.raises(ValueError, match="JSON"):

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
-from langgraph.store.base import BaseStore, InvalidNamespaceError, Op, Result
+from langgraph.store.base import BaseStore, InvalidNamespaceError, Op, PutOp, Result
 
 from hindsight.client import APIError, Hindsight
 from hindsight.client import _calls as c
@@ -99,6 +99,8 @@ def _checked(ops: Iterable[Op]) -> list[Op]:
     labels being non-empty and free of periods, so check them here too."""
     ops = list(ops)
     for op in ops:
+        if isinstance(op, PutOp) and not op.namespace:
+            raise InvalidNamespaceError("an item's namespace cannot be empty")
         labels: tuple[Any, ...] = tuple(
             getattr(op, "namespace", None) or getattr(op, "namespace_prefix", None) or ()
         )
