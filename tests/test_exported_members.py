@@ -8,7 +8,15 @@ import pytest
 
 
 @pytest.mark.parametrize(
-    "module", ["hindsight", "hindsight.client", "hindsight.embeddings", "hindsight.llm"]
+    "module",
+    [
+        "hindsight",
+        "hindsight.client",
+        "hindsight.embeddings",
+        "hindsight.llm",
+        "hindsight.integrations.langgraph",
+        "hindsight.integrations.openai_agents",
+    ],
 )
 def test_all_names_exist_and_nothing_private_leaks(module: str) -> None:
     mod = importlib.import_module(module)

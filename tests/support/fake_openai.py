@@ -1,6 +1,7 @@
 """A small local server that speaks the OpenAI HTTP protocol, so the real `openai` client
 code runs in tests. Deterministic: embeddings come from the built-in hashing embedder at
-the requested width; chat answers come from a script the test sets.
+the requested width; chat answers (Chat Completions and Responses) come from a script the
+test sets.
 
 Failure injection: `fail_next(status, times)` answers the next requests with that HTTP
 status; `delay_next(seconds)` stalls them; `malformed_next()` returns a body that is not
@@ -134,6 +135,51 @@ class FakeOpenAI:
                         }
                     ],
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }
+            )
+
+        @app.post("/v1/responses")
+        async def responses(request: Request) -> Response:
+            """The Responses API (what the OpenAI Agents SDK calls by default), text only."""
+            body = await request.json()
+            self.requests.append({"path": "responses", "body": body})
+            injected = await fault()
+            if injected is not None:
+                return injected
+            if not self.chat_replies:
+                content = self.brain(body) if self.brain is not None else "{}"
+            else:
+                answer = self.chat_replies.popleft()
+                content = answer(body) if callable(answer) else answer
+            n = len(self.requests)
+            return JSONResponse(
+                {
+                    "id": f"resp_fake{n}",
+                    "object": "response",
+                    "created_at": int(time.time()),
+                    "status": "completed",
+                    "model": body["model"],
+                    "output": [
+                        {
+                            "type": "message",
+                            "id": f"msg_fake{n}",
+                            "status": "completed",
+                            "role": "assistant",
+                            "content": [
+                                {"type": "output_text", "text": content, "annotations": []}
+                            ],
+                        }
+                    ],
+                    "parallel_tool_calls": True,
+                    "tool_choice": "auto",
+                    "tools": [],
+                    "usage": {
+                        "input_tokens": 1,
+                        "input_tokens_details": {"cached_tokens": 0},
+                        "output_tokens": 1,
+                        "output_tokens_details": {"reasoning_tokens": 0},
+                        "total_tokens": 2,
+                    },
                 }
             )
 

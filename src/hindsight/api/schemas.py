@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
@@ -22,7 +22,11 @@ from hindsight.api.validation import (
     Tag,
     Value,
 )
-from hindsight.services.memory import Observation
+
+if TYPE_CHECKING:
+    # Imported when used: these models are also the SDK's, which runs without the server's
+    # dependencies (the services pull in psycopg and pgvector).
+    from hindsight.services.memory import Observation
 
 MemoryType = Literal[
     "fact", "preference", "experience", "reflection", "relation", "event", "summary"
@@ -85,6 +89,8 @@ class MemoryIn(Strict):
         return self
 
     def observation(self) -> Observation:
+        from hindsight.services.memory import Observation
+
         return Observation(
             key=self.key,
             value=self.value,
@@ -102,6 +108,11 @@ class MemoryIn(Strict):
 
 class BatchIn(Strict):
     memories: list[MemoryIn] = Field(min_length=1, max_length=limits.BATCH_MAX)
+    dedup: bool = Field(
+        default=True,
+        description="false: a new key is always a memory of its own, never merged into a "
+        "near-identical one (for key/value stores such as the LangGraph adapter).",
+    )
 
 
 class ObserveResult(BaseModel):

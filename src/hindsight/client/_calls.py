@@ -156,12 +156,17 @@ def observe(namespace: str, key: str, value: str, fields: MemoryFields) -> Call:
     return Call("POST", f"{_ns(namespace)}/memories", _model(schemas.ObserveResult), json=body)
 
 
-def observe_many(namespace: str, memories: Iterable[Mapping[str, Any]]) -> Call:
+def observe_many(
+    namespace: str, memories: Iterable[Mapping[str, Any]], *, dedup: bool = True
+) -> Call:
+    body: dict[str, Any] = {"memories": [dict(m) for m in memories]}
+    if not dedup:
+        body["dedup"] = False
     return Call(
         "POST",
         f"{_ns(namespace)}/memories:batch",
         lambda body: [schemas.ObserveResult.model_validate(r) for r in body["results"]],
-        json={"memories": [dict(m) for m in memories]},
+        json=body,
     )
 
 
@@ -285,14 +290,22 @@ def append(namespace: str, session_id: str, content: str, fields: StepFields) ->
     )
 
 
-def steps(namespace: str, session_id: str, recent: int) -> Call:
+def steps(namespace: str, session_id: str, recent: int, before: int | None = None) -> Call:
+    params: dict[str, Any] = {"recent": recent}
+    if before is not None:
+        params["before"] = before
     return Call(
         "GET",
         f"{_session(namespace, session_id)}/steps",
         lambda body: [schemas.StepOut.model_validate(s) for s in body["steps"]],
-        params={"recent": recent},
+        params=params,
         idempotent=True,
     )
+
+
+def pop_step(namespace: str, session_id: str) -> Call:
+    # Not idempotent: a repeat after an unknown outcome would remove a second step.
+    return Call("DELETE", f"{_session(namespace, session_id)}/steps:last", _model(schemas.StepOut))
 
 
 def context(namespace: str, session_id: str, recent: int, max_chars: int) -> Call:

@@ -74,9 +74,13 @@ class AsyncHindsight:
         return result
 
     async def observe_many(
-        self, namespace: str, memories: Iterable[Mapping[str, Any]]
+        self, namespace: str, memories: Iterable[Mapping[str, Any]], *, dedup: bool = True
     ) -> list[schemas.ObserveResult]:
-        result: list[schemas.ObserveResult] = await self._run(c.observe_many(namespace, memories))
+        """Store or reinforce each memory, in order. `dedup=False`: a new key is never
+        merged into a near-identical memory under another key."""
+        result: list[schemas.ObserveResult] = await self._run(
+            c.observe_many(namespace, memories, dedup=dedup)
+        )
         return result
 
     async def recall(
@@ -170,9 +174,17 @@ class AsyncHindsight:
         return result
 
     async def steps(
-        self, namespace: str, session_id: str, recent: int = 20
+        self, namespace: str, session_id: str, recent: int = 20, before: int | None = None
     ) -> list[schemas.StepOut]:
-        result: list[schemas.StepOut] = await self._run(c.steps(namespace, session_id, recent))
+        """The newest `recent` live steps (below index `before`, if given), in step order."""
+        result: list[schemas.StepOut] = await self._run(
+            c.steps(namespace, session_id, recent, before)
+        )
+        return result
+
+    async def pop_step(self, namespace: str, session_id: str) -> schemas.StepOut:
+        """Remove and return the newest live step (`APIError` 404 when there is none)."""
+        result: schemas.StepOut = await self._run(c.pop_step(namespace, session_id))
         return result
 
     async def context(

@@ -101,7 +101,15 @@ class SessionService:
             await self._consolidation.enqueue(namespace, session_id, "every_n")
         return Appended(step, replayed=False)
 
-    async def recent(self, namespace: str, session_id: str, n: int) -> list[dict[str, Any]]:
+    async def recent(
+        self, namespace: str, session_id: str, n: int, *, before: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The newest `n` live steps (with an index below `before`, if given), in order."""
+        if before is not None:
+            async with self._pool.connection() as conn:
+                older = await store.older(conn, namespace, session_id, before, limit=n)
+            older.reverse()
+            return older
         cached = await self._hot.recent(namespace, session_id, n)
         if cached is not None:
             metrics.WORKING_MEMORY_READS.labels("redis").inc()
@@ -171,6 +179,17 @@ class SessionService:
         if steps is None:
             raise NotFound(f"no session {session_id!r} in namespace {namespace!r}")
         return steps
+
+    async def pop_last(self, namespace: str, session_id: str) -> dict[str, Any]:
+        """Remove and return the session's newest live step (an agent undoing its last turn)."""
+        async with self._pool.connection() as conn, conn.transaction():
+            status, step = await store.pop_last(conn, namespace, session_id)
+        if status == "ended":
+            raise Conflict(f"session {session_id!r} has ended; its steps can no longer change")
+        if step is None:
+            raise NotFound(f"session {session_id!r} in namespace {namespace!r} has no live step")
+        await self._hot.popped(namespace, session_id, step)
+        return step
 
     async def set_summary(
         self, namespace: str, session_id: str, step_index: int, summary: str | None

@@ -104,6 +104,19 @@ return 1
 """
 
 
+# Remove a popped step. KEYS: steps, tombstone. ARGV: step index, step JSON, tombstone ms.
+# The tombstone keeps a read that fetched the step before the pop from filling it back in;
+# if the index holds anything but the exact step (a racing append), the copy is dropped.
+_POP = """
+redis.call('SET', KEYS[2], 1, 'PX', ARGV[3])
+if redis.call('ZREM', KEYS[1], ARGV[2]) == 0
+   and redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[1]) > 0 then
+  redis.call('UNLINK', KEYS[1])
+end
+return 1
+"""
+
+
 def session_key(namespace: str, session_id: str) -> str:
     return f"{_PREFIX}{{{namespace}:{session_id}}}"
 
@@ -164,6 +177,7 @@ class HotSteps:
         self._replace = self._client.register_script(_REPLACE) if self._client else None
         self._fill = self._client.register_script(_FILL) if self._client else None
         self._read = self._client.register_script(_READ) if self._client else None
+        self._pop = self._client.register_script(_POP) if self._client else None
 
     @property
     def configured(self) -> bool:
@@ -280,6 +294,21 @@ class HotSteps:
             await self._replace(keys=[key], args=[step["step_index"], _encode(step)])
         except (RedisError, OSError) as exc:
             self._fail("update", exc, key)
+
+    async def popped(self, namespace: str, session_id: str, step: dict[str, Any]) -> None:
+        key = session_key(namespace, session_id)
+        if not await self._usable():
+            if self._client is not None:
+                self._stale.add(key)
+            return
+        assert self._pop is not None
+        try:
+            await self._pop(
+                keys=[key, tombstone_key(namespace, session_id)],
+                args=[step["step_index"], _encode(step), TOMBSTONE_MS],
+            )
+        except (RedisError, OSError) as exc:
+            self._fail("pop", exc, key)
 
     async def forget(self, namespace: str, session_id: str) -> None:
         key = session_key(namespace, session_id)

@@ -126,6 +126,36 @@ async def older(
     return await cur.fetchall()
 
 
+async def pop_last(
+    conn: Connection, namespace: str, session_id: str
+) -> tuple[str | None, dict[str, Any] | None]:
+    """Delete an active session's newest live step and give its index back, so the next
+    append takes it again and indexes stay contiguous. Answers the session's status (None:
+    no such session) and the step removed (None: none). Run it in a transaction: the
+    session row's lock orders it with concurrent appends."""
+    cur = await conn.execute(
+        "SELECT status, next_step FROM working_sessions WHERE namespace = %s "
+        "AND session_id = %s FOR UPDATE",
+        (namespace, session_id),
+    )
+    sess = await cur.fetchone()
+    if sess is None or sess["status"] != "active":
+        return (sess["status"] if sess else None), None
+    cur = await conn.execute(
+        f"DELETE FROM working_memory w WHERE w.namespace = %s AND w.session_id = %s "
+        f"AND w.step_index = %s AND w.expires_at > now() RETURNING {STEP_COLUMNS}",
+        (namespace, session_id, sess["next_step"] - 1),
+    )
+    step = await cur.fetchone()
+    if step is not None:
+        await conn.execute(
+            "UPDATE working_sessions SET next_step = next_step - 1, updated_at = now() "
+            "WHERE namespace = %s AND session_id = %s",
+            (namespace, session_id),
+        )
+    return sess["status"], step
+
+
 async def session(conn: Connection, namespace: str, session_id: str) -> dict[str, Any] | None:
     cur = await conn.execute(
         "SELECT s.namespace, s.session_id, s.status, s.next_step, s.metadata, s.created_at, "

@@ -66,6 +66,7 @@ async def observe_batch(
         [m.observation() for m in body.memories],
         actor=principal.name,
         role=principal.role,
+        dedup=body.dedup,
     )
     if any(o.outcome == "created" for o in outcomes):
         response.status_code = status.HTTP_201_CREATED

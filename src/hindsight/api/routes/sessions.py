@@ -76,9 +76,11 @@ async def recent_steps(
     session_id: SessionIdDep,
     core: CoreDep,
     recent: Annotated[int, Query(ge=1, le=limits.STEPS_RECENT_MAX)] = 20,
+    before: Annotated[int | None, Query(ge=0, description="Only steps below this index.")] = None,
 ) -> Response:
-    """The newest `recent` live steps, in step order (empty for an unknown session)."""
-    rows = await core.sessions.recent(namespace, session_id, recent)
+    """The newest `recent` live steps, in step order (empty for an unknown session). Page
+    back through a long session with `before` = the first index of the previous page."""
+    rows = await core.sessions.recent(namespace, session_id, recent, before=before)
     return json_response(
         StepsOut(session_id=session_id, steps=[_step(session_id, r) for r in rows])
     )
@@ -103,6 +105,14 @@ async def context(
             omitted_steps=ctx.omitted,
         )
     )
+
+
+@router.delete("/steps:last", response_model=StepOut)
+async def pop_step(namespace: NamespaceDep, session_id: SessionIdDep, core: CoreDep) -> StepOut:
+    """Remove the newest live step and answer it (404 when there is none, 409 once the
+    session has ended); the next append takes its index again. Not idempotent: each call
+    removes one more step."""
+    return _step(session_id, await core.sessions.pop_last(namespace, session_id))
 
 
 @router.patch("/steps/{step_index}", response_model=StepOut)

@@ -1,0 +1,112 @@
+"""`HindsightStore`: LangGraph's long-term memory store, kept in a Hindsight namespace."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from types import TracebackType
+from typing import Any
+
+from langgraph.store.base import BaseStore, InvalidNamespaceError, Op, PutOp, Result
+
+from hindsight.client import APIError, Hindsight
+from hindsight.client import _calls as c
+from hindsight.integrations._loop_client import LoopClient
+from hindsight.integrations.langgraph import _plans
+from hindsight.integrations.langgraph._plans import Plan
+
+
+class HindsightStore(BaseStore):
+    """A `BaseStore` whose items are Hindsight memories in one namespace (`namespace`,
+    default `langgraph`).
+
+    >>> store = HindsightStore("http://127.0.0.1:8080", api_key="hs_...")
+    >>> graph = builder.compile(store=store)
+
+    `put` observes the item (the same value again reinforces it, a new value supersedes it
+    and keeps the old one in the memory's history), `search(query=...)` ranks with recall
+    (at most 100 results), `filter=` matches stored fields as LangGraph's own stores do.
+    Items do not expire (`supports_ttl` is False); `index=` is ignored: the whole value is
+    embedded and keyword-indexed.
+    """
+
+    supports_ttl = False
+
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8080",
+        api_key: str | None = None,
+        *,
+        namespace: str = "langgraph",
+        timeout: float = 30.0,
+        max_retries: int = 3,
+    ) -> None:
+        self.namespace = namespace
+        self._sync = Hindsight(url, api_key, timeout=timeout, max_retries=max_retries)
+        self._async = LoopClient(url, api_key, timeout=timeout, max_retries=max_retries)
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        plan = _plans.batch(self.namespace, _checked(ops))
+        try:
+            call = next(plan)
+            while True:
+                try:
+                    answer = self._sync._run(call)
+                except APIError as exc:
+                    call = plan.throw(exc)
+                else:
+                    call = plan.send(answer)
+        except StopIteration as done:
+            result: list[Result] = done.value
+            return result
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        client = self._async.get()
+        plan: Plan[list[Result]] = _plans.batch(self.namespace, _checked(ops))
+        try:
+            call: c.Call = next(plan)
+            while True:
+                try:
+                    answer = await client._run(call)
+                except APIError as exc:
+                    call = plan.throw(exc)
+                else:
+                    call = plan.send(answer)
+        except StopIteration as done:
+            result: list[Result] = done.value
+            return result
+
+    def close(self) -> None:
+        self._sync.close()
+
+    async def aclose(self) -> None:
+        self._sync.close()
+        await self._async.aclose()
+
+    def __enter__(self) -> HindsightStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _checked(ops: Iterable[Op]) -> list[Op]:
+    """Ops handed to `batch` directly skip BaseStore's checks; the key mapping relies on
+    labels being non-empty and free of periods, so check them here too."""
+    ops = list(ops)
+    for op in ops:
+        if isinstance(op, PutOp) and not op.namespace:
+            raise InvalidNamespaceError("an item's namespace cannot be empty")
+        labels: tuple[Any, ...] = tuple(
+            getattr(op, "namespace", None) or getattr(op, "namespace_prefix", None) or ()
+        )
+        for label in labels:
+            if not isinstance(label, str) or not label or "." in label:
+                raise InvalidNamespaceError(
+                    f"namespace {labels!r}: labels must be non-empty strings without periods"
+                )
+    return ops
