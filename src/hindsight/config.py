@@ -34,6 +34,10 @@ class Settings(BaseSettings):
         default=None,
         description="Redis URL (redis://, rediss:// or unix://). Unset: an embedded AOF server.",
     )
+    redis_mode: Literal["standalone", "cluster"] = Field(
+        default="standalone",
+        description="cluster: HINDSIGHT_REDIS_URL names any node of a Redis Cluster.",
+    )
     data_dir: Path = Field(default_factory=default_data_dir)
     db_pool_min: int = Field(default=2, ge=1, le=100)
     db_pool_max: int = Field(default=10, ge=1, le=500)
@@ -152,6 +156,13 @@ class Settings(BaseSettings):
     def _check_consistency(self) -> Settings:
         if self.db_pool_min > self.db_pool_max:
             raise ValueError("HINDSIGHT_DB_POOL_MIN must not exceed HINDSIGHT_DB_POOL_MAX")
+        if self.redis_mode == "cluster" and not (
+            self.redis_url and self.redis_url.startswith(("redis://", "rediss://"))
+        ):
+            raise ValueError(
+                "HINDSIGHT_REDIS_MODE=cluster needs HINDSIGHT_REDIS_URL set to a redis:// or "
+                "rediss:// URL of any node of the cluster"
+            )
         if self.embedding_base_url and not self.embedding_model:
             raise ValueError(
                 "HINDSIGHT_EMBEDDING_BASE_URL is set but HINDSIGHT_EMBEDDING_MODEL is not: "

@@ -92,7 +92,11 @@ async def start(
     if not settings.uses_builtin_embedder and settings.embedding_cache:
         embedder = CachedEmbedder(embedder, pool)
     search_pool = await open_pool(settings, database_url, name="hindsight-search", search=True)
-    hot = HotSteps(redis_url, keep=settings.working_memory_cache_steps)
+    hot = HotSteps(
+        redis_url,
+        keep=settings.working_memory_cache_steps,
+        cluster=settings.redis_mode == "cluster",
+    )
     recorder = AccessRecorder(pool, interval=settings.access_flush_interval_ms / 1000)
     llm = create_llm(settings)
     memories = MemoryService(settings, pool, embedder)
