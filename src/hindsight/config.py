@@ -30,6 +30,14 @@ class Settings(BaseSettings):
         default=None,
         description="PostgreSQL URL (with pgvector). Unset: an embedded server in data_dir.",
     )
+    database_read_url: str | None = Field(
+        default=None,
+        description="A streaming replica of the database: recall, lists and history read there.",
+    )
+    read_replica_max_lag_seconds: float = Field(
+        default=5.0, gt=0, description="A replica further behind than this is not read."
+    )
+    read_replica_probe_interval_seconds: float = Field(default=0.5, gt=0, le=60)
     redis_url: str | None = Field(
         default=None,
         description="Redis URL (redis://, rediss:// or unix://). Unset: an embedded AOF server.",
@@ -136,6 +144,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "database_url",
+        "database_read_url",
         "redis_url",
         "api_key",
         "embedding_base_url",

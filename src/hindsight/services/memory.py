@@ -23,6 +23,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
+from hindsight.db.reads import ReadRouter
 from hindsight.embeddings.base import Embedder
 from hindsight.errors import InvalidInput, NotFound, Unavailable
 from hindsight.ids import uuid7
@@ -138,11 +139,24 @@ def _rounds(claims: Sequence[store.NewClaim]) -> list[list[int]]:
 
 class MemoryService:
     def __init__(
-        self, settings: Settings, pool: AsyncConnectionPool[Connection], embedder: Embedder
+        self,
+        settings: Settings,
+        pool: AsyncConnectionPool[Connection],
+        embedder: Embedder,
+        reads: ReadRouter | None = None,
     ) -> None:
         self._settings = settings
         self._pool = pool
         self._embedder = embedder
+        self._reads = reads or ReadRouter(pool, pool)
+
+    async def _write(self, namespace: str, work: Callable[[Connection], Awaitable[T]]) -> T:
+        """`work` in one transaction on the primary; later reads of the namespace by this
+        process go to the primary until a read replica has replayed it."""
+        try:
+            return await with_retry(self._pool, work)
+        finally:
+            self._reads.wrote(namespace)  # also after a failure: the commit may have landed
 
     async def _claims(self, items: Sequence[Observation]) -> list[store.NewClaim]:
         texts = [memory_text(o.key, o.value) for o in items]
@@ -242,7 +256,7 @@ class MemoryService:
                 await then(conn, outcomes)
             return outcomes
 
-        return await with_retry(self._pool, work)
+        return await self._write(namespace, work)
 
     async def get(self, namespace: str, memory_id: uuid.UUID) -> dict[str, Any]:
         async with self._pool.connection() as conn:
@@ -255,8 +269,11 @@ class MemoryService:
         self, namespace: str, f: MemoryFilter, *, limit: int, cursor: str | None
     ) -> tuple[list[dict[str, Any]], str | None]:
         after = decode_cursor(cursor) if cursor else None
-        async with self._pool.connection() as conn:
-            rows = await store.list_page(conn, namespace, f, after=after, limit=limit + 1)
+
+        async def read(conn: Connection) -> list[dict[str, Any]]:
+            return await store.list_page(conn, namespace, f, after=after, limit=limit + 1)
+
+        rows = await self._reads.read(namespace, read)
         more = len(rows) > limit
         rows = rows[:limit]
         return rows, (encode_cursor(rows[-1]["id"]) if more else None)
@@ -291,7 +308,7 @@ class MemoryService:
             return await store.update(conn, namespace, memory_id, columns, actor=actor)
 
         try:
-            row = await with_retry(self._pool, work)
+            row = await self._write(namespace, work)
         except pg_errors.UniqueViolation:
             raise InvalidInput(
                 f"key: another active memory in {namespace!r} already has key "
@@ -302,8 +319,10 @@ class MemoryService:
         return row
 
     async def delete(self, namespace: str, memory_id: uuid.UUID, *, actor: str) -> None:
-        async with self._pool.connection() as conn:
-            deleted = await store.delete(conn, namespace, memory_id, actor=actor)
+        async def work(conn: Connection) -> bool:
+            return await store.delete(conn, namespace, memory_id, actor=actor)
+
+        deleted = await self._write(namespace, work)
         if not deleted:
             raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
 
@@ -340,11 +359,14 @@ class MemoryService:
                     await store.archive_many(conn, namespace, ids, actor=actor)
             return rows
 
-        return await with_retry(self._pool, work)
+        return await self._write(namespace, work)
 
     async def history(self, namespace: str, memory_id: uuid.UUID) -> list[dict[str, Any]]:
-        async with self._pool.connection() as conn:
-            rows = await store.history(conn, namespace, memory_id)
+
+        async def read(conn: Connection) -> list[dict[str, Any]]:
+            return await store.history(conn, namespace, memory_id)
+
+        rows = await self._reads.read(namespace, read)
         if not rows:
             raise NotFound(f"no memory {memory_id} (nor any history of it) in {namespace!r}")
         return rows

@@ -15,6 +15,7 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight import limits
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
+from hindsight.db.reads import ReadRouter
 from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import query_terms
@@ -71,10 +72,11 @@ class RecallService:
         search_pool: AsyncConnectionPool[Connection],
         embedder: Embedder,
         recorder: AccessRecorder,
+        reads: ReadRouter | None = None,
     ) -> None:
         self._settings = settings
         self._pool = pool
-        self._search_pool = search_pool
+        self._reads = reads or ReadRouter(pool, search_pool)
         self._embedder = embedder
         self._recorder = recorder
 
@@ -126,8 +128,10 @@ class RecallService:
         )
 
     async def _arm(self, search: store.Search, arm: str) -> list[dict[str, Any]]:
-        async with self._search_pool.connection() as conn:
+        async def read(conn: Connection) -> list[dict[str, Any]]:
             return await store.arm_candidates(conn, search, arm)
+
+        return await self._reads.read(search.namespace, read, search=True)
 
     async def recall(self, namespace: str, request: RecallRequest, *, actor: str) -> RecallResult:
         """Rank memories for the request, count the accesses and log the recall."""
