@@ -25,6 +25,7 @@ from benchmarks.perf import load
 from benchmarks.stack import API_KEY, stores
 from hindsight import core
 from hindsight.config import Settings
+from hindsight.maintenance import jobs as maintenance_jobs
 from hindsight.stores.hot_steps import session_key
 
 RESULTS = Path(__file__).parent / "results" / "capacity.json"
@@ -56,6 +57,16 @@ def sizes(url: str) -> dict[str, Any]:
     tables = {r[0]: {"heap": r[2], "total": r[3]} for r in rows if r[1] == "r"}
     indexes = {r[0]: {"bytes": r[2], "table": r[4]} for r in rows if r[1] == "i"}
     return {"tables": tables, "indexes": indexes, "rows": counts}
+
+
+async def compact(url: str) -> None:
+    """One maintenance pass: keyword statistics merged to a row per (namespace, term)."""
+    settings = Settings(api_key=API_KEY)
+    hs = await core.start(settings, database_url=url, redis_url=None, background=False)
+    try:
+        await maintenance_jobs.run_once(hs.pool, settings)
+    finally:
+        await hs.aclose()
 
 
 def index_build_rate(url: str, n: int) -> dict[str, float]:
@@ -118,6 +129,7 @@ def main() -> None:
         started = time.perf_counter()
         out["load"] = asyncio.run(load(url, args.n, spread, settings))
         out["load_seconds"] = round(time.perf_counter() - started, 1)
+        asyncio.run(compact(url))
         out["sizes"] = sizes(url)
         out["hnsw_build_rows_per_s"] = index_build_rate(url, args.n)
         out["insert_rows_per_s"] = insert_rate(url, 2000)
