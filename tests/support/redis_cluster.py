@@ -130,7 +130,8 @@ class RedisCluster:
 
     def master_of(self, key: str) -> int:
         """The port of the master serving `key`'s slot."""
-        with self._client(self.ports[0]) as c:
+        live = next(p for p in self.ports if self.procs[p].poll() is None)
+        with self._client(live) as c:
             slot = int(c.execute_command("CLUSTER KEYSLOT", key))
             for start, end, master, *_ in c.execute_command("CLUSTER SLOTS"):
                 if int(start) <= slot <= int(end):
