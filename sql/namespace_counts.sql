@@ -1,13 +1,14 @@
 -- Per namespace: memories by status, average confidence, sessions, live steps, recalls.
 -- psql "$URL" -f sql/namespace_counts.sql
 WITH memories AS (
-    SELECT namespace,
+    SELECT m.namespace,
            count(*) FILTER (WHERE status = 'active')   AS active,
            count(*) FILTER (WHERE status = 'archived') AS archived,
            round(avg(confidence) FILTER (WHERE status = 'active'), 3) AS avg_confidence,
            sum(a.access_count) AS accesses
-    FROM long_term_memory m LEFT JOIN memory_access a ON a.memory_id = m.id
-    GROUP BY namespace
+    FROM long_term_memory m
+    LEFT JOIN memory_access a ON a.namespace = m.namespace AND a.memory_id = m.id
+    GROUP BY m.namespace
 ),
 sessions AS (
     SELECT namespace, count(*) AS sessions,

@@ -401,7 +401,9 @@ def upgrade() -> None:
         sa.Column("used", sa.Boolean(), nullable=False, comment="The agent used it (or not)."),
         sa.Column("actor", sa.Text(), nullable=True, comment="API key name that reported it."),
         _ts("created_at", "When the feedback arrived.", nullable=False),
-        sa.PrimaryKeyConstraint("recall_id", "memory_id", name=op.f("pk_recall_feedback")),
+        sa.PrimaryKeyConstraint(
+            "namespace", "recall_id", "memory_id", name=op.f("pk_recall_feedback")
+        ),
         comment="Which recalled memories the agent used; the first report per pair counts.",
     )
     op.create_index(

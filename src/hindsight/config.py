@@ -30,9 +30,21 @@ class Settings(BaseSettings):
         default=None,
         description="PostgreSQL URL (with pgvector). Unset: an embedded server in data_dir.",
     )
+    database_read_url: str | None = Field(
+        default=None,
+        description="A streaming replica of the database: recall, lists and history read there.",
+    )
+    read_replica_max_lag_seconds: float = Field(
+        default=5.0, gt=0, description="A replica further behind than this is not read."
+    )
+    read_replica_probe_interval_seconds: float = Field(default=0.5, gt=0, le=60)
     redis_url: str | None = Field(
         default=None,
         description="Redis URL (redis://, rediss:// or unix://). Unset: an embedded AOF server.",
+    )
+    redis_mode: Literal["standalone", "cluster"] = Field(
+        default="standalone",
+        description="cluster: HINDSIGHT_REDIS_URL names any node of a Redis Cluster.",
     )
     data_dir: Path = Field(default_factory=default_data_dir)
     db_pool_min: int = Field(default=2, ge=1, le=100)
@@ -177,6 +189,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "database_url",
+        "database_read_url",
         "redis_url",
         "api_key",
         "embedding_base_url",
@@ -197,6 +210,13 @@ class Settings(BaseSettings):
     def _check_consistency(self) -> Settings:
         if self.db_pool_min > self.db_pool_max:
             raise ValueError("HINDSIGHT_DB_POOL_MIN must not exceed HINDSIGHT_DB_POOL_MAX")
+        if self.redis_mode == "cluster" and not (
+            self.redis_url and self.redis_url.startswith(("redis://", "rediss://"))
+        ):
+            raise ValueError(
+                "HINDSIGHT_REDIS_MODE=cluster needs HINDSIGHT_REDIS_URL set to a redis:// or "
+                "rediss:// URL of any node of the cluster"
+            )
         if self.embedding_base_url and not self.embedding_model:
             raise ValueError(
                 "HINDSIGHT_EMBEDDING_BASE_URL is set but HINDSIGHT_EMBEDDING_MODEL is not: "

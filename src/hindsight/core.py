@@ -11,6 +11,7 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight.config import Settings
 from hindsight.db import migrate
 from hindsight.db.pool import Connection, open_pool
+from hindsight.db.reads import ReadRouter
 from hindsight.db.schema import ensure_embedding_matches
 from hindsight.embeddings import Embedder, create_embedder
 from hindsight.embeddings.cache import CachedEmbedder
@@ -42,6 +43,7 @@ class Hindsight:
     database_url: str
     pool: AsyncConnectionPool[Connection]
     search_pool: AsyncConnectionPool[Connection]
+    reads: ReadRouter
     hot: HotSteps
     embedder: Embedder
     llm: LLM | None
@@ -71,6 +73,7 @@ class Hindsight:
             await self.llm.aclose()
         await self.hot.aclose()
         await self.embedder.aclose()
+        await self.reads.aclose()
         await self.search_pool.close()
         await self.pool.close()
 
@@ -105,17 +108,25 @@ async def start(
     if not settings.uses_builtin_embedder:  # text leaves the process: redact it first
         embedder = guard_embedder(settings, embedder)
     search_pool = await open_pool(settings, database_url, name="hindsight-search", search=True)
-    hot = HotSteps(redis_url, keep=settings.working_memory_cache_steps)
+    reads = await _read_router(settings, pool, search_pool)
+    hot = HotSteps(
+        redis_url,
+        keep=settings.working_memory_cache_steps,
+        cluster=settings.redis_mode == "cluster",
+    )
     recorder = AccessRecorder(pool, interval=settings.access_flush_interval_ms / 1000)
     llm = guard_llm(settings, create_llm(settings))
-    memories = MemoryService(settings, pool, embedder, recorder)
+    memories = MemoryService(settings, pool, embedder, recorder=recorder, reads=reads)
     policies = PolicyService(settings, pool)
-    recall = RecallService(settings, pool, search_pool, embedder, recorder, policies)
+    recall = RecallService(
+        settings, pool, search_pool, embedder, recorder, policies=policies, reads=reads
+    )
     distiller = Distiller(llm, recall) if llm is not None else None
     consolidation = ConsolidationService(settings, pool, memories, hot, llm, distiller)
     lifecycle = LifecycleService(settings, pool, policies)
     maintenance = MaintenanceLoop(pool, settings, lifecycle) if background else None
     worker = JobWorker(consolidation, settings.job_poll_interval_seconds) if background else None
+    reads.start()
     if background:
         recorder.start()
         assert maintenance is not None and worker is not None
@@ -127,6 +138,7 @@ async def start(
         database_url=database_url,
         pool=pool,
         search_pool=search_pool,
+        reads=reads,
         hot=hot,
         embedder=embedder,
         llm=llm,
@@ -150,6 +162,31 @@ async def start(
         extraction=ExtractionService(settings, memories, llm, distiller),
         erasure=ErasureService(pool, hot, recorder),
         exports=ExportService(pool, embedder),
+    )
+
+
+async def _read_router(
+    settings: Settings,
+    pool: AsyncConnectionPool[Connection],
+    search_pool: AsyncConnectionPool[Connection],
+) -> ReadRouter:
+    """Reads through the replica at HINDSIGHT_DATABASE_READ_URL when set, else the primary.
+    The replica's pools connect in the background: a replica down at start-up only sends
+    reads to the primary until it answers."""
+    url = settings.database_read_url
+    if not url:
+        return ReadRouter(pool, search_pool)
+    replica = await open_pool(settings, url, name="hindsight-replica", wait=False, timeout=2.0)
+    replica_search = await open_pool(
+        settings, url, name="hindsight-replica-search", search=True, wait=False, timeout=2.0
+    )
+    return ReadRouter(
+        pool,
+        search_pool,
+        replica,
+        replica_search,
+        max_lag=settings.read_replica_max_lag_seconds,
+        probe_interval=settings.read_replica_probe_interval_seconds,
     )
 
 

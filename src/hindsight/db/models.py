@@ -25,6 +25,7 @@ from sqlalchemy import (
     LargeBinary,
     MetaData,
     Numeric,
+    PrimaryKeyConstraint,
     Table,
     Text,
     text,
@@ -75,7 +76,7 @@ def _in(column: str, values: tuple[str, ...]) -> str:
 long_term_memory = Table(
     "long_term_memory",
     metadata,
-    Column("id", UUID(as_uuid=True), primary_key=True, comment="Stable id of this key's memory."),
+    Column("id", UUID(as_uuid=True), comment="Stable id of this key's memory."),
     Column("namespace", Text, nullable=False, comment="Agent, user or tenant; nothing crosses it."),
     Column(
         "memory_type",
@@ -180,6 +181,7 @@ long_term_memory = Table(
     CheckConstraint(_in("status", MEMORY_STATUSES), name="status"),
     CheckConstraint("confidence >= 0 AND confidence <= 1", name="confidence_range"),
     CheckConstraint("importance >= 0 AND importance <= 1", name="importance_range"),
+    PrimaryKeyConstraint("namespace", "id", name="pk_long_term_memory"),
     comment="Long-term memory: one row per key/value claim with confidence and access counts.",
 )
 Index(
@@ -194,7 +196,6 @@ Index(
     long_term_memory.c.expires_at,
     postgresql_where=text("expires_at IS NOT NULL"),
 )
-Index("ix_long_term_memory_namespace_id", long_term_memory.c.namespace, long_term_memory.c.id)
 Index(
     "ix_long_term_memory_embedding",
     long_term_memory.c.embedding,
@@ -218,7 +219,7 @@ Index(
 memory_history = Table(
     "memory_history",
     metadata,
-    Column("id", BigInteger, Identity(always=True), primary_key=True, comment="Order of changes."),
+    Column("id", BigInteger, Identity(always=True), comment="Order of changes."),
     Column(
         "memory_id",
         UUID(as_uuid=True),
@@ -270,6 +271,7 @@ memory_history = Table(
         ),
         name="change",
     ),
+    PrimaryKeyConstraint("namespace", "id", name="pk_memory_history"),
     comment="Every change to a long-term memory, written by triggers on long_term_memory.",
 )
 Index("ix_memory_history_memory_id_id", memory_history.c.memory_id, memory_history.c.id)
@@ -283,7 +285,7 @@ Index(
 recall_log = Table(
     "recall_log",
     metadata,
-    Column("id", UUID(as_uuid=True), primary_key=True, comment="recall_id returned to the client."),
+    Column("id", UUID(as_uuid=True), comment="recall_id returned to the client."),
     Column("namespace", Text, nullable=False, comment="Namespace searched."),
     Column("query", Text, nullable=False, comment="Query text as sent."),
     Column("k", Integer, nullable=False, comment="Results asked for."),
@@ -306,6 +308,7 @@ recall_log = Table(
     Column("actor", Text, comment="API key name that asked."),
     Column("duration_ms", Float, comment="Time spent in the service, milliseconds."),
     _timestamp("created_at", "When the recall ran."),
+    PrimaryKeyConstraint("namespace", "id", name="pk_recall_log"),
     comment="One row per recall: what was asked and what came back, with scores.",
 )
 Index("ix_recall_log_namespace_created_at", recall_log.c.namespace, recall_log.c.created_at)
@@ -317,7 +320,6 @@ keyword_stats = Table(
         "id",
         BigInteger,
         Identity(always=True),
-        primary_key=True,
         comment="Row id; rows are deltas, merged by maintenance.",
     ),
     Column("namespace", Text, nullable=False, comment="Namespace counted."),
@@ -329,10 +331,13 @@ keyword_stats = Table(
         comment="Change in the number of active "
         "memories holding the term; sum per (namespace, term) for the total.",
     ),
+    PrimaryKeyConstraint("namespace", "id", name="pk_keyword_stats"),
     comment="Document frequencies for BM25 IDF, kept as append-only deltas so concurrent "
     "writers never wait on one another.",
 )
 Index("ix_keyword_stats_namespace_term", keyword_stats.c.namespace, keyword_stats.c.term)
+# maintenance merges the rows added since its watermark
+Index("ix_keyword_stats_id", keyword_stats.c.id)
 
 working_sessions = Table(
     "working_sessions",
@@ -383,7 +388,7 @@ Index("ix_working_sessions_expires_at", working_sessions.c.expires_at)
 working_memory = Table(
     "working_memory",
     metadata,
-    Column("id", BigInteger, Identity(always=True), primary_key=True, comment="Row id."),
+    Column("id", BigInteger, Identity(always=True), comment="Row id."),
     Column("namespace", Text, nullable=False, comment="Namespace of the session."),
     Column("session_id", Text, nullable=False, comment="Session the step belongs to."),
     Column(
@@ -423,6 +428,7 @@ working_memory = Table(
         ["working_sessions.namespace", "working_sessions.session_id"],
         ondelete="CASCADE",
     ),
+    PrimaryKeyConstraint("namespace", "id", name="pk_working_memory"),
     comment="Working memory: the steps of running sessions (Redis holds a hot copy).",
 )
 Index(
@@ -488,10 +494,11 @@ hindsight_meta = Table(
 memory_access = Table(
     "memory_access",
     metadata,
+    Column("namespace", Text, nullable=False, comment="Namespace of the memory."),
     Column(
         "memory_id",
         UUID(as_uuid=True),
-        primary_key=True,
+        nullable=False,
         comment="long_term_memory.id; the row goes when the memory does.",
     ),
     Column(
@@ -517,6 +524,7 @@ memory_access = Table(
         comment="Times feedback said a returned memory went unused.",
     ),
     _timestamp("last_used", "Last time feedback said it was used.", nullable=True, default=False),
+    PrimaryKeyConstraint("namespace", "memory_id", name="pk_memory_access"),
     comment="Recall counts, apart from the memories: a recall then rewrites a narrow row "
     "here instead of a memory row with its vectors.",
 )
@@ -655,11 +663,11 @@ session_demotions = Table(
 recall_feedback = Table(
     "recall_feedback",
     metadata,
+    Column("namespace", Text, primary_key=True, comment="Namespace of the recall."),
     Column("recall_id", UUID(as_uuid=True), primary_key=True, comment="recall_log.id."),
     Column(
         "memory_id", UUID(as_uuid=True), primary_key=True, comment="A memory that recall returned."
     ),
-    Column("namespace", Text, nullable=False, comment="Namespace of the recall."),
     Column("used", Boolean, nullable=False, comment="The agent used it (or not)."),
     Column("actor", Text, comment="API key name that reported it."),
     _timestamp("created_at", "When the feedback arrived."),

@@ -47,9 +47,16 @@ def _session_settings(settings: Settings, *, search: bool) -> str:
 
 
 async def open_pool(
-    settings: Settings, url: str, *, name: str = "hindsight", search: bool = False
+    settings: Settings,
+    url: str,
+    *,
+    name: str = "hindsight",
+    search: bool = False,
+    wait: bool = True,
+    timeout: float = 10.0,
 ) -> AsyncConnectionPool[Connection]:
-    """The general pool, or (`search=True`) the pool recall's candidate queries run on."""
+    """The general pool, or (`search=True`) the pool recall's candidate queries run on.
+    `wait=False` connects in the background (a read replica may be down at start-up)."""
     pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
         psycopg_url(url),
         min_size=settings.db_pool_min,
@@ -62,7 +69,7 @@ async def open_pool(
         configure=_configure,
         open=False,
         name=name,
-        timeout=10.0,
+        timeout=timeout,
     )
-    await pool.open(wait=True, timeout=30.0)
+    await pool.open(wait=wait, timeout=30.0)
     return pool

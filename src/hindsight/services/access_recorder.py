@@ -31,7 +31,7 @@ class AccessRecorder(BackgroundLoop):
         super().__init__("hindsight-access-recorder", self._run)
         self._pool = pool
         self._interval = interval
-        self._counts: dict[uuid.UUID, tuple[int, datetime]] = {}
+        self._counts: dict[tuple[str, uuid.UUID], tuple[int, datetime]] = {}
         self._entries: list[RecallEntry] = []
         self._wake = asyncio.Event()
         self._closing = False
@@ -39,8 +39,9 @@ class AccessRecorder(BackgroundLoop):
 
     def record(self, entry: RecallEntry) -> None:
         for memory_id in entry.result_ids:
-            n, _ = self._counts.get(memory_id, (0, entry.created_at))
-            self._counts[memory_id] = (n + 1, entry.created_at)
+            key = (entry.namespace, memory_id)
+            n, _ = self._counts.get(key, (0, entry.created_at))
+            self._counts[key] = (n + 1, entry.created_at)
         self._entries.append(entry)
         self._wake.set()
 
@@ -76,9 +77,9 @@ class AccessRecorder(BackgroundLoop):
                         await recall_log.insert_many(conn, entries)
             except BaseException:
                 # put them back, merged with anything recorded meanwhile
-                for memory_id, (n, at) in counts.items():
-                    m, later = self._counts.get(memory_id, (0, at))
-                    self._counts[memory_id] = (n + m, max(at, later))
+                for key, (n, at) in counts.items():
+                    m, later = self._counts.get(key, (0, at))
+                    self._counts[key] = (n + m, max(at, later))
                 self._entries[:0] = entries
                 raise
 

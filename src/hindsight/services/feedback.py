@@ -53,7 +53,7 @@ class FeedbackService:
                     )
             verdicts = {i: True for i in used} | {i: False for i in unused}
             result = await store.record(conn, namespace, recall_id, verdicts, actor=actor)
-            counts = await store.counts(conn, sorted(verdicts))
+            counts = await store.counts(conn, namespace, sorted(verdicts))
         return {
             "recall_id": recall_id,
             "recorded": result["recorded"],

@@ -24,6 +24,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
+from hindsight.db.reads import ReadRouter
 from hindsight.embeddings.base import Embedder
 from hindsight.errors import InvalidInput, NotFound, Unavailable
 from hindsight.ids import uuid7
@@ -168,11 +169,21 @@ class MemoryService:
         pool: AsyncConnectionPool[Connection],
         embedder: Embedder,
         recorder: AccessRecorder | None = None,
+        reads: ReadRouter | None = None,
     ) -> None:
         self._settings = settings
         self._pool = pool
         self._embedder = embedder
         self._recorder = recorder
+        self._reads = reads or ReadRouter(pool, pool)
+
+    async def _write(self, namespace: str, work: Callable[[Connection], Awaitable[T]]) -> T:
+        """`work` in one transaction on the primary; later reads of the namespace by this
+        process go to the primary until a read replica has replayed it."""
+        try:
+            return await with_retry(self._pool, work)
+        finally:
+            self._reads.wrote(namespace)  # also after a failure: the commit may have landed
 
     async def _claims(self, items: Sequence[Observation]) -> list[store.NewClaim]:
         texts = [memory_text(o.key, o.value) for o in items]
@@ -288,7 +299,7 @@ class MemoryService:
                 await then(conn, outcomes)
             return outcomes
 
-        outcomes = await with_retry(self._pool, work)
+        outcomes = await self._write(namespace, work)
         for done in outcomes:
             label = "deduplicated" if done.requested_key else done.outcome
             metrics.OBSERVE_OUTCOMES.labels(label).inc()
@@ -305,8 +316,11 @@ class MemoryService:
         self, namespace: str, f: MemoryFilter, *, limit: int, cursor: str | None
     ) -> tuple[list[dict[str, Any]], str | None]:
         after = decode_cursor(cursor) if cursor else None
-        async with self._pool.connection() as conn:
-            rows = await store.list_page(conn, namespace, f, after=after, limit=limit + 1)
+
+        async def read(conn: Connection) -> list[dict[str, Any]]:
+            return await store.list_page(conn, namespace, f, after=after, limit=limit + 1)
+
+        rows = await self._reads.read(namespace, read)
         more = len(rows) > limit
         rows = rows[:limit]
         return rows, (encode_cursor(rows[-1]["id"]) if more else None)
@@ -362,7 +376,7 @@ class MemoryService:
             return await store.update(conn, namespace, memory_id, columns, actor=actor)
 
         try:
-            row = await with_retry(self._pool, work)
+            row = await self._write(namespace, work)
         except pg_errors.UniqueViolation:
             raise InvalidInput(
                 f"key: another active memory in {namespace!r} already has key "
@@ -383,7 +397,7 @@ class MemoryService:
             await erase_traces(conn, namespace, deleted, texts)
             return bool(deleted)
 
-        if not await with_retry(self._pool, work):
+        if not await self._write(namespace, work):
             raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
 
     async def forget(
@@ -424,11 +438,14 @@ class MemoryService:
                     await store.archive_many(conn, namespace, ids, actor=actor, reason=reason)
             return rows
 
-        return await with_retry(self._pool, work)
+        return await self._write(namespace, work)
 
     async def history(self, namespace: str, memory_id: uuid.UUID) -> list[dict[str, Any]]:
-        async with self._pool.connection() as conn:
-            rows = await store.history(conn, namespace, memory_id)
+
+        async def read(conn: Connection) -> list[dict[str, Any]]:
+            return await store.history(conn, namespace, memory_id)
+
+        rows = await self._reads.read(namespace, read)
         if not rows:
             raise NotFound(f"no memory {memory_id} (nor any history of it) in {namespace!r}")
         return rows

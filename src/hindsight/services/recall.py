@@ -16,6 +16,7 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight import limits
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
+from hindsight.db.reads import ReadRouter
 from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
 from hindsight.observability import metrics
@@ -77,10 +78,11 @@ class RecallService:
         embedder: Embedder,
         recorder: AccessRecorder,
         policies: PolicyService,
+        reads: ReadRouter | None = None,
     ) -> None:
         self._settings = settings
         self._pool = pool
-        self._search_pool = search_pool
+        self._reads = reads or ReadRouter(pool, search_pool)
         self._embedder = embedder
         self._recorder = recorder
         self._policies = policies
@@ -147,9 +149,11 @@ class RecallService:
         )
 
     async def _arm(self, search: store.Search, arm: str) -> list[dict[str, Any]]:
+        async def read(conn: Connection) -> list[dict[str, Any]]:
+            return await store.arm_candidates(conn, search, arm)
+
         with metrics.timed(metrics.RECALL_ARM_SECONDS, arm):
-            async with self._search_pool.connection() as conn:
-                rows = await store.arm_candidates(conn, search, arm)
+            rows = await self._reads.read(search.namespace, read, search=True)
         metrics.RECALL_CANDIDATES.labels(arm).observe(len(rows))
         return rows
 

@@ -55,8 +55,9 @@ async def _fill(conn: Connection, embedder: Embedder, rows: list[dict[str, Any]]
     vectors = await embedder.embed([memory_text(r["mem_key"], r["mem_value"]) for r in rows])
     await conn.execute(
         "UPDATE long_term_memory m SET embedding_next = x.v "
-        "FROM unnest(%s::uuid[], %s::halfvec[]) AS x(id, v) WHERE m.id = x.id",
-        ([r["id"] for r in rows], [HalfVector(v) for v in vectors]),
+        "FROM unnest(%s::text[], %s::uuid[], %s::halfvec[]) AS x(ns, id, v) "
+        "WHERE m.namespace = x.ns AND m.id = x.id",
+        ([r["namespace"] for r in rows], [r["id"] for r in rows], [HalfVector(v) for v in vectors]),
     )
 
 
@@ -90,20 +91,21 @@ async def run(
         cur = await conn.execute("SELECT now() AS t")
         started = (await cur.fetchone() or {})["t"]
     done = 0
-    last = None
+    last: tuple[str, Any] | None = None
     while True:
         async with pool.connection() as conn, conn.transaction():
             cur = await conn.execute(
-                "SELECT id, mem_key, mem_value FROM long_term_memory "
-                "WHERE embedding_next IS NULL AND (%s::uuid IS NULL OR id > %s) "
-                "ORDER BY id LIMIT %s",
-                (last, last, batch_size),
+                "SELECT namespace, id, mem_key, mem_value FROM long_term_memory "
+                "WHERE embedding_next IS NULL "
+                "AND (%s::text IS NULL OR (namespace, id) > (%s, %s::uuid)) "
+                "ORDER BY namespace, id LIMIT %s",
+                (*last[:1], *last, batch_size) if last else (None, None, None, batch_size),
             )
             rows = await cur.fetchall()
             if not rows:
                 break
             await _fill(conn, embedder, rows)
-        last = rows[-1]["id"]
+        last = (rows[-1]["namespace"], rows[-1]["id"])
         done += len(rows)
         progress(len(rows))
     async with pool.connection() as conn:
@@ -115,7 +117,7 @@ async def run(
             # writes wait from here to the commit; reads go on
             await conn.execute("LOCK TABLE long_term_memory IN SHARE ROW EXCLUSIVE MODE")
             cur = await conn.execute(
-                "SELECT id, mem_key, mem_value FROM long_term_memory "
+                "SELECT namespace, id, mem_key, mem_value FROM long_term_memory "
                 "WHERE embedding_next IS NULL OR updated_at >= %s",
                 (started,),
             )

@@ -120,8 +120,7 @@ async def erase_namespace(conn: Connection, namespace: str, *, actor: str) -> di
     """Delete every row of the namespace; rows deleted per table."""
     counts: dict[str, int] = {}
     cur = await conn.execute(
-        "SELECT count(*) AS n FROM memory_access a JOIN long_term_memory m ON m.id = a.memory_id "
-        "WHERE m.namespace = %s",
+        "SELECT count(*) AS n FROM memory_access a WHERE a.namespace = %s",
         (namespace,),
     )
     row: dict[str, Any] | None = await cur.fetchone()

@@ -30,7 +30,7 @@ async def memory_page(
     """Every memory of the namespace, whatever its status, in id order."""
     cur = await conn.execute(
         f"SELECT {_MEMORY} FROM long_term_memory m "
-        "LEFT JOIN memory_access a ON a.memory_id = m.id "
+        "LEFT JOIN memory_access a ON a.namespace = m.namespace AND a.memory_id = m.id "
         "WHERE m.namespace = %(ns)s AND (%(after)s::uuid IS NULL OR m.id > %(after)s) "
         "ORDER BY m.id LIMIT %(limit)s",
         {"ns": namespace, "after": after, "limit": limit},
@@ -124,9 +124,9 @@ async def restore_memory(
             )
     if m.get("access_count"):
         await conn.execute(
-            "INSERT INTO memory_access (memory_id, access_count, last_accessed) "
-            "VALUES (%s, %s, %s)",
-            (memory_id, m["access_count"], m.get("last_accessed")),
+            "INSERT INTO memory_access (namespace, memory_id, access_count, last_accessed) "
+            "VALUES (%s, %s, %s, %s)",
+            (namespace, memory_id, m["access_count"], m.get("last_accessed")),
         )
 
 

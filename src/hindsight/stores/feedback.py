@@ -36,17 +36,20 @@ async def record(
             INSERT INTO recall_feedback (recall_id, memory_id, namespace, used, actor)
             SELECT %(recall)s, v.id, %(ns)s, v.used, %(actor)s
             FROM unnest(%(ids)s::uuid[], %(used)s::bool[]) AS v(id, used)
-            WHERE EXISTS (SELECT 1 FROM long_term_memory m WHERE m.id = v.id)
+            WHERE EXISTS (SELECT 1 FROM long_term_memory m
+                          WHERE m.namespace = %(ns)s AND m.id = v.id)
             ORDER BY v.id
-            ON CONFLICT (recall_id, memory_id) DO NOTHING
+            ON CONFLICT (namespace, recall_id, memory_id) DO NOTHING
             RETURNING memory_id, used
         ),
         counted AS (
-            INSERT INTO memory_access AS a (memory_id, used_count, unused_count, last_used)
-            SELECT memory_id, CASE WHEN used THEN 1 ELSE 0 END, CASE WHEN used THEN 0 ELSE 1 END,
+            INSERT INTO memory_access AS a (namespace, memory_id, used_count, unused_count,
+                                            last_used)
+            SELECT %(ns)s, memory_id, CASE WHEN used THEN 1 ELSE 0 END,
+                   CASE WHEN used THEN 0 ELSE 1 END,
                    CASE WHEN used THEN now() END
             FROM new ORDER BY memory_id
-            ON CONFLICT (memory_id) DO UPDATE SET
+            ON CONFLICT (namespace, memory_id) DO UPDATE SET
                 used_count = a.used_count + excluded.used_count,
                 unused_count = a.unused_count + excluded.unused_count,
                 last_used = coalesce(excluded.last_used, a.last_used)
@@ -66,10 +69,12 @@ async def record(
     return {"recorded": int(row["recorded"]) if row else 0}
 
 
-async def counts(conn: Connection, ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, Any]]:
+async def counts(
+    conn: Connection, namespace: str, ids: list[uuid.UUID]
+) -> dict[uuid.UUID, dict[str, Any]]:
     cur = await conn.execute(
         "SELECT memory_id, used_count, unused_count, last_used FROM memory_access "
-        "WHERE memory_id = ANY(%s)",
-        (ids,),
+        "WHERE namespace = %s AND memory_id = ANY(%s)",
+        (namespace, ids),
     )
     return {r["memory_id"]: r for r in await cur.fetchall()}

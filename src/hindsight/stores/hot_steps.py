@@ -22,7 +22,10 @@ from datetime import datetime
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
+from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
+from redis.retry import Retry
 
 from hindsight.errors import Unavailable
 from hindsight.observability import metrics
@@ -156,18 +159,32 @@ def _expiry_ms(step: dict[str, Any]) -> int:
     return int(step["expires_at"].timestamp() * 1000)
 
 
-class HotSteps:
-    def __init__(self, url: str | None, *, keep: int, pause_seconds: float = 2.0) -> None:
-        self._client = (
-            aioredis.Redis.from_url(
-                url,
-                socket_timeout=0.5,
-                socket_connect_timeout=0.5,
-                max_connections=64,
-            )
-            if url
-            else None
+def connect(url: str, *, cluster: bool) -> aioredis.Redis | RedisCluster:
+    """A client for one server, or for a Redis Cluster reached through any of its nodes.
+
+    Every key of a session shares the `{namespace:session}` hash tag, so each script and
+    transaction touches one slot. The cluster client follows MOVED/ASK redirections and
+    re-reads the topology after a failover; its retries are few and short, because a
+    request waiting on Redis is slower than the same request answered from Postgres.
+    """
+    if cluster:
+        return RedisCluster.from_url(
+            url,
+            socket_timeout=0.5,
+            socket_connect_timeout=0.5,
+            max_connections=64,
+            retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), retries=2),
         )
+    return aioredis.Redis.from_url(
+        url, socket_timeout=0.5, socket_connect_timeout=0.5, max_connections=64
+    )
+
+
+class HotSteps:
+    def __init__(
+        self, url: str | None, *, keep: int, pause_seconds: float = 2.0, cluster: bool = False
+    ) -> None:
+        self._client = connect(url, cluster=cluster) if url else None
         self._keep = keep
         self._pause = pause_seconds
         self._skip_until = 0.0
@@ -197,8 +214,7 @@ class HotSteps:
 
     async def _recover(self) -> None:
         assert self._client is not None
-        info = await self._client.info("server")
-        run_id = str(info.get("run_id", ""))
+        run_id = await self._server_run_id()
         if self._run_id is not None and run_id != self._run_id:
             log.warning("Redis restarted (run id changed); dropping every cached session")
             await self._drop_all()
@@ -207,6 +223,16 @@ class HotSteps:
             key = next(iter(self._stale))
             await self._client.unlink(key)
             self._stale.discard(key)
+
+    async def _server_run_id(self) -> str:
+        """Changes when the server restarts; in a cluster, when any master is replaced
+        (a failover promotes a replica that may lack the last writes its master took)."""
+        assert self._client is not None
+        if isinstance(self._client, RedisCluster):
+            infos = await self._client.info("server", target_nodes=RedisCluster.PRIMARIES)
+            return ",".join(sorted(str(info.get("run_id", "")) for info in infos.values()))
+        info = await self._client.info("server")
+        return str(info.get("run_id", ""))
 
     async def _drop_all(self) -> None:
         assert self._client is not None
@@ -320,7 +346,8 @@ class HotSteps:
         try:
             async with self._client.pipeline(transaction=True) as pipe:
                 pipe.set(tombstone_key(namespace, session_id), 1, px=TOMBSTONE_MS)
-                pipe.unlink(key, expiry_key(namespace, session_id))
+                # as one command: a cluster pipeline's own unlink() is not queued
+                pipe.execute_command("UNLINK", key, expiry_key(namespace, session_id))
                 await pipe.execute()
         except (RedisError, OSError) as exc:
             self._fail("delete", exc, key)

@@ -108,7 +108,8 @@ def _exclusive(all_rules: list[Rule], i: int) -> str:
 
 _PICK = """
 SELECT m.id, m.mem_key AS key, m.status, m.importance, m.confidence::float8 AS confidence
-FROM long_term_memory m LEFT JOIN memory_access a ON a.memory_id = m.id
+FROM long_term_memory m
+LEFT JOIN memory_access a ON a.namespace = m.namespace AND a.memory_id = m.id
 WHERE m.namespace = %(ns)s AND m.id > %(after)s AND {condition}
 ORDER BY m.id LIMIT %(batch)s
 """
@@ -139,7 +140,8 @@ async def apply(
     picked = (
         "SELECT m.id, m.mem_key AS key, m.status, m.importance, "
         "m.confidence::float8 AS confidence "
-        "FROM long_term_memory m LEFT JOIN memory_access a ON a.memory_id = m.id "
+        "FROM long_term_memory m LEFT JOIN memory_access a "
+        "ON a.namespace = m.namespace AND a.memory_id = m.id "
         f"WHERE m.id = ANY(%(ids)s) AND m.namespace = %(ns)s AND {_exclusive(all_rules, i)} "
         "ORDER BY m.id FOR UPDATE OF m SKIP LOCKED"
     )
@@ -154,13 +156,14 @@ async def apply(
     if rule.action in ("delete", "expire"):
         sql = (
             f"WITH picked AS ({picked}) DELETE FROM long_term_memory m USING picked "
-            f"WHERE m.id = picked.id AND {guards} RETURNING picked.*"
+            f"WHERE m.namespace = %(ns)s AND m.id = picked.id AND {guards} RETURNING picked.*"
         )
     else:
         sql = (
             f"WITH picked AS ({picked}) UPDATE long_term_memory m "
             f"SET status = %(new_status)s, changed_by = %(actor)s, updated_at = now() "
-            f"FROM picked WHERE m.id = picked.id AND {guards} RETURNING picked.*"
+            f"FROM picked WHERE m.namespace = %(ns)s AND m.id = picked.id AND {guards} "
+            "RETURNING picked.*"
         )
         values["new_status"] = rule.action
     cur = await conn.execute(sql, values)
@@ -195,12 +198,20 @@ async def delete_expired_keys(conn: Connection, namespace: str, keys: list[str])
     return cur.rowcount
 
 
-async def warm(conn: Connection, ids: list[uuid.UUID]) -> int:
-    """Recalled cold memories become active again."""
+async def warm(conn: Connection, keys: list[tuple[str, uuid.UUID]]) -> int:
+    """Recalled cold memories, by (namespace, id), become active again."""
+    keys = sorted(keys)
     cur = await conn.execute(
         "UPDATE long_term_memory m SET status = 'active', updated_at = now() "
-        f"WHERE m.id = ANY(%(ids)s) AND m.status = 'cold' AND {_ACTOR} AND {_REASON}",
-        {"ids": sorted(ids), "actor": "recall", "reason": "recalled"},
+        "FROM unnest(%(ns)s::text[], %(ids)s::uuid[]) AS k(ns, id) "
+        "WHERE m.namespace = k.ns AND m.id = k.id AND m.status = 'cold' "
+        f"AND {_ACTOR} AND {_REASON}",
+        {
+            "ns": [ns for ns, _ in keys],
+            "ids": [memory_id for _, memory_id in keys],
+            "actor": "recall",
+            "reason": "recalled",
+        },
     )
     await clear(conn)  # set while scanning, even when nothing matched
     return cur.rowcount
@@ -264,13 +275,14 @@ async def archive_lowest_value(
         f"""
         WITH picked AS (
             SELECT m.id, m.mem_key AS key, {value_sql()} AS value
-            FROM long_term_memory m LEFT JOIN memory_access a ON a.memory_id = m.id
+            FROM long_term_memory m
+            LEFT JOIN memory_access a ON a.namespace = m.namespace AND a.memory_id = m.id
             WHERE m.namespace = %(ns)s AND m.status = 'active' AND NOT m.permanent
             ORDER BY 3, m.id LIMIT %(n)s FOR UPDATE OF m SKIP LOCKED
         )
         UPDATE long_term_memory m SET status = 'archived', changed_by = %(actor)s,
                updated_at = now()
-        FROM picked WHERE m.id = picked.id AND {_ACTOR} AND {_REASON}
+        FROM picked WHERE m.namespace = %(ns)s AND m.id = picked.id AND {_ACTOR} AND {_REASON}
         RETURNING picked.id, picked.key, picked.value
         """,
         {**params, "ns": namespace, "n": n, "actor": actor, "reason": reason},
@@ -285,7 +297,8 @@ async def lowest_value(
 ) -> list[dict[str, Any]]:
     cur = await conn.execute(
         f"SELECT m.id, m.mem_key AS key, {value_sql()} AS value "
-        "FROM long_term_memory m LEFT JOIN memory_access a ON a.memory_id = m.id "
+        "FROM long_term_memory m LEFT JOIN memory_access a "
+        "ON a.namespace = m.namespace AND a.memory_id = m.id "
         "WHERE m.namespace = %(ns)s AND m.status = 'active' AND NOT m.permanent "
         "ORDER BY 3, m.id LIMIT %(n)s",
         {**params, "ns": namespace, "n": n},

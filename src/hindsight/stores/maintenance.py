@@ -20,7 +20,8 @@ async def purge_expired_steps(conn: Connection, batch: int = 10_000) -> int:
     """Delete expired steps, a batch at a time so no long lock is held. Steps of a session
     with an open consolidation job wait for it: consolidation must not lose a step."""
     cur = await conn.execute(
-        "DELETE FROM working_memory WHERE id IN (SELECT w.id FROM working_memory w "
+        "DELETE FROM working_memory WHERE (namespace, id) IN (SELECT w.namespace, w.id "
+        "FROM working_memory w "
         "WHERE w.expires_at <= now() AND NOT EXISTS (SELECT 1 FROM consolidation_jobs j "
         "WHERE j.namespace = w.namespace AND j.session_id = w.session_id "
         "AND j.status IN ('pending', 'running')) LIMIT %s)",

@@ -18,11 +18,12 @@ from hindsight.db.pool import Connection
 from hindsight.stores.filters import MemoryFilter, filter_sql
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS
 
-_LAST_ACCESSED = "(SELECT a.last_accessed FROM memory_access a WHERE a.memory_id = m.id)"
+_ACCESS = "FROM memory_access a WHERE a.namespace = m.namespace AND a.memory_id = m.id"
+_LAST_ACCESSED = f"(SELECT a.last_accessed {_ACCESS})"
 MEMORY_COLUMNS = f"""
     m.id, m.namespace, m.memory_type, m.mem_key AS key, m.mem_value AS value,
     m.confidence::float8 AS confidence, m.importance,
-    coalesce((SELECT a.access_count FROM memory_access a WHERE a.memory_id = m.id), 0)
+    coalesce((SELECT a.access_count {_ACCESS}), 0)
         AS access_count,
     m.observation_count, m.source, m.verified, m.permanent, m.status, m.tags, m.metadata,
     m.changed_by, m.created_at, m.updated_at, m.last_observed, {_LAST_ACCESSED} AS last_accessed,
@@ -442,7 +443,7 @@ SELECT m.* FROM arm CROSS JOIN LATERAL (
            CASE WHEN (SELECT norm FROM qvec) > 0
                 THEN -(m.keywords <#> (SELECT v FROM qvec)) / (SELECT norm FROM qvec)
                 ELSE 0 END AS keyword
-    FROM long_term_memory m WHERE m.id = arm.id OFFSET 0
+    FROM long_term_memory m WHERE m.namespace = %(ns)s AND m.id = arm.id OFFSET 0
 ) m
 """
 
@@ -493,17 +494,26 @@ async def arm_candidates(conn: Connection, search: Search, arm: str) -> list[dic
     return await cur.fetchall()
 
 
-async def record_access(conn: Connection, counts: dict[uuid.UUID, tuple[int, Any]]) -> None:
-    """Add recall counts; ids sorted so concurrent flushers lock rows in one order, and
-    memories deleted since they were recalled skipped."""
-    ids = sorted(counts)
+async def record_access(
+    conn: Connection, counts: dict[tuple[str, uuid.UUID], tuple[int, Any]]
+) -> None:
+    """Add recall counts by (namespace, memory id); sorted so concurrent flushers lock rows
+    in one order, and memories deleted since they were recalled skipped."""
+    keys = sorted(counts)
     await conn.execute(
-        "INSERT INTO memory_access AS a (memory_id, access_count, last_accessed) "
-        "SELECT d.id, d.n, d.at FROM unnest(%s::uuid[], %s::int[], %s::timestamptz[]) "
-        "AS d(id, n, at) WHERE EXISTS (SELECT 1 FROM long_term_memory m WHERE m.id = d.id) "
-        "ORDER BY d.id "
-        "ON CONFLICT (memory_id) DO UPDATE SET "
+        "INSERT INTO memory_access AS a (namespace, memory_id, access_count, last_accessed) "
+        "SELECT d.ns, d.id, d.n, d.at "
+        "FROM unnest(%s::text[], %s::uuid[], %s::int[], %s::timestamptz[]) AS d(ns, id, n, at) "
+        "WHERE EXISTS (SELECT 1 FROM long_term_memory m "
+        "WHERE m.namespace = d.ns AND m.id = d.id) "
+        "ORDER BY d.ns, d.id "
+        "ON CONFLICT (namespace, memory_id) DO UPDATE SET "
         "access_count = a.access_count + excluded.access_count, "
         "last_accessed = greatest(a.last_accessed, excluded.last_accessed)",
-        (ids, [counts[i][0] for i in ids], [counts[i][1] for i in ids]),
+        (
+            [ns for ns, _ in keys],
+            [memory_id for _, memory_id in keys],
+            [counts[k][0] for k in keys],
+            [counts[k][1] for k in keys],
+        ),
     )

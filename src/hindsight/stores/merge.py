@@ -74,14 +74,14 @@ UPDATE long_term_memory w SET
     tags = ARRAY(SELECT DISTINCT unnest(w.tags || l.tags) ORDER BY 1),
     changed_by = %(actor)s, updated_at = now()
 FROM long_term_memory l
-WHERE w.id = %(winner)s AND l.id = %(loser)s
+WHERE w.namespace = %(ns)s AND w.id = %(winner)s AND l.namespace = %(ns)s AND l.id = %(loser)s
   AND set_config('hindsight.actor', %(actor)s, true) IS NOT NULL
   AND set_config('hindsight.reason', %(reason)s, true) IS NOT NULL
 """
 
 _RETIRE = """
 UPDATE long_term_memory m SET status = 'archived', changed_by = %(actor)s, updated_at = now()
-WHERE m.id = %(loser)s
+WHERE m.namespace = %(ns)s AND m.id = %(loser)s
   AND set_config('hindsight.actor', %(actor)s, true) IS NOT NULL
   AND set_config('hindsight.reason', %(reason)s, true) IS NOT NULL
 """
@@ -102,6 +102,7 @@ async def merge_pair(
         _ABSORB,
         {
             **row,
+            "ns": namespace,
             "actor": actor,
             "reason": f"merged near-duplicate {row['loser']} (key {row['loser_key']!r}, "
             f"similarity {sim})",
@@ -111,6 +112,7 @@ async def merge_pair(
         _RETIRE,
         {
             **row,
+            "ns": namespace,
             "actor": actor,
             "reason": f"merged into {row['winner']} (key {row['winner_key']!r}, similarity {sim})",
         },

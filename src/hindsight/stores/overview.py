@@ -98,7 +98,8 @@ async def recent_recalls(
         FROM recall_log
         WHERE namespace = %(ns)s
           AND (%(before)s::uuid IS NULL OR (created_at, id) <
-               (SELECT created_at, id FROM recall_log WHERE id = %(before)s::uuid))
+               (SELECT created_at, id FROM recall_log
+                WHERE namespace = %(ns)s AND id = %(before)s::uuid))
           AND (%(key)s::jsonb IS NULL OR results @> %(key)s::jsonb)
           AND (%(actor)s::text IS NULL OR actor = %(actor)s::text)
           AND (%(q)s::text IS NULL OR strpos(lower(query), lower(%(q)s::text)) > 0)

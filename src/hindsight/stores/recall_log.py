@@ -32,7 +32,8 @@ async def insert_many(conn: Connection, entries: list[RecallEntry]) -> None:
         await cur.executemany(
             "INSERT INTO recall_log (id, namespace, query, k, filters, result_ids, scores, "
             "results, actor, duration_ms, created_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (namespace, id) DO NOTHING",
             [
                 (
                     e.id,

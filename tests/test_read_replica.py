@@ -1,0 +1,168 @@
+"""Recall, lists and history from a physical streaming replica (made with `pg_basebackup
+-R` on loopback): served there while it keeps up, from the primary when the caller must
+see its own write, when the replica lags too far, and when it is down."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.conftest import Api, make_settings
+from tests.support.pg_replica import StreamingPair
+from tests.support.servers import ThreadServer, create_database
+
+pytestmark = pytest.mark.timeout(180)
+MAX_LAG = 3.0
+
+
+@pytest.fixture(scope="module")
+def pair() -> Iterator[StreamingPair]:
+    made = StreamingPair().start()
+    try:
+        yield made
+    finally:
+        made.stop()
+
+
+@pytest.fixture(scope="module")
+def primary_db(pair: StreamingPair) -> str:
+    url = create_database(pair.primary_url, "hs_read")
+    pair.wait_caught_up()
+    return url
+
+
+@pytest.fixture(scope="module")
+def reader(pair: StreamingPair, primary_db: str, redis_url: str) -> Iterator[ThreadServer]:
+    settings = make_settings(
+        database_read_url=pair.url(pair.replica_port, "hs_read"),
+        read_replica_max_lag_seconds=MAX_LAG,
+        read_replica_probe_interval_seconds=0.1,
+    )
+    with ThreadServer(settings, primary_db, redis_url) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def writer(primary_db: str, redis_url: str) -> Iterator[ThreadServer]:
+    """Another API process on the same primary: its writes are not the reader's own."""
+    with ThreadServer(make_settings(), primary_db, redis_url) as srv:
+        yield srv
+
+
+@pytest.fixture
+def apis(reader: ThreadServer, writer: ThreadServer, ns: str) -> Iterator[tuple[Api, Api]]:
+    pair = (Api.at(reader.url, ns), Api.at(writer.url, ns))
+    yield pair
+    for api in pair:
+        api.client.close()
+
+
+def counts(server: ThreadServer) -> dict[str, int]:
+    c: dict[str, int] = server.core.reads.counters()
+    return c
+
+
+def poll(check: Callable[[], Any], what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def keys(api: Api, query: str) -> set[str]:
+    return {r["key"] for r in api.recall(query, k=5)["results"]}
+
+
+def listed(api: Api) -> set[str]:
+    r = api.client.get(f"{api.base}/memories")
+    assert r.status_code == 200, r.text
+    return {m["key"] for m in r.json()["memories"]}
+
+
+@pytest.fixture
+def paused(pair: StreamingPair) -> Iterator[float]:
+    """Replay stopped on the replica (it still answers, with what it had): the marker that
+    tells a read served by the replica from one served by the primary."""
+    pair.wait_caught_up()
+    pair.replica_sql("SELECT pg_wal_replay_pause()")
+    try:
+        yield time.monotonic()
+    finally:
+        pair.replica_sql("SELECT pg_wal_replay_resume()")
+
+
+def test_recall_lists_and_history_come_from_the_replica(
+    apis: tuple[Api, Api], reader: ThreadServer, pair: StreamingPair
+) -> None:
+    mine, other = apis
+    (city,) = other.observe({"key": "user.city", "value": "Tromsø in the north"})
+    pair.wait_caught_up()
+    poll(lambda: "user.city" in keys(mine, "Tromsø"), "the replica to serve user.city")
+    pair.replica_sql("SELECT pg_wal_replay_pause()")
+    try:
+        other.observe({"key": "user.dog", "value": "a beagle called Rex"})
+        other.observe({"key": "user.city", "value": "Tromsø in the north"})  # reinforced
+        before = counts(reader)
+        started = time.monotonic()
+        # the replica has neither the dog nor the reinforcement; the primary has both
+        assert "user.dog" not in keys(mine, "beagle called Rex")
+        assert "user.dog" in keys(other, "beagle called Rex")
+        assert listed(mine) == {"user.city"}
+        assert listed(other) == {"user.city", "user.dog"}
+        assert len(mine.history(city["id"])) == 1
+        assert len(other.history(city["id"])) == 2
+        assert time.monotonic() - started < MAX_LAG, "too slow to tell replica from primary"
+        after = counts(reader)
+        assert after["replica"] - before["replica"] >= 4  # two recall arms, list, history
+        # once the replica is further behind than the bound, reads go to the primary
+        poll(lambda: "user.dog" in keys(mine, "beagle called Rex"), "falling back", 15)
+        assert time.monotonic() - started >= MAX_LAG - 0.5
+        assert counts(reader)["lagging"] > after["lagging"]
+    finally:
+        pair.replica_sql("SELECT pg_wal_replay_resume()")
+
+
+def test_a_caller_reads_its_own_write(
+    apis: tuple[Api, Api], reader: ThreadServer, paused: float, ns: str
+) -> None:
+    mine, _ = apis
+    elsewhere = Api.at(mine.client.base_url.__str__(), ns + "-elsewhere")
+    before = counts(reader)
+    mine.observe({"key": "user.tea", "value": "green tea without sugar"})
+    # the replica cannot have it (replay is paused): these reads went to the primary
+    assert "user.tea" in keys(mine, "green tea")
+    assert listed(mine) == {"user.tea"}
+    after = counts(reader)
+    assert after["own_write"] - before["own_write"] >= 3
+    # another namespace, not written, still reads from the replica
+    elsewhere.recall("green tea")
+    assert time.monotonic() - paused < MAX_LAG
+    assert counts(reader)["replica"] - after["replica"] == 2
+    elsewhere.client.close()
+
+
+def test_recall_works_with_the_replica_down(
+    apis: tuple[Api, Api], reader: ThreadServer, pair: StreamingPair
+) -> None:
+    mine, other = apis
+    other.observe({"key": "user.bike", "value": "a red gravel bike"})
+    pair.wait_caught_up()
+    poll(lambda: "user.bike" in keys(mine, "gravel bike"), "the replica to serve user.bike")
+    before = counts(reader)
+    pair.stop_replica()
+    try:
+        for _ in range(5):
+            assert "user.bike" in keys(mine, "gravel bike")
+            assert listed(mine) == {"user.bike"}
+        assert counts(reader)["down"] > before["down"]
+    finally:
+        pair.start_replica()
+    # and it is read again once it is back
+    back = counts(reader)["replica"]
+    poll(
+        lambda: "user.bike" in keys(mine, "gravel bike") and counts(reader)["replica"] > back,
+        "the replica to be read again after its restart",
+    )
