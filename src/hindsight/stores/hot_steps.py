@@ -11,10 +11,14 @@ Redis trouble never fails a request. After an error, Redis is skipped for a shor
 write was lost are remembered and their keys deleted once Redis answers again, so a stale
 copy is never served by this process; and if Redis restarts (its run id changes), every
 cached session is dropped, since the append-only file may lack its last second of writes.
+The last run id seen is kept through errors (only a separate "check" flag is raised), and
+every new connection compares it too: redis-py reconnects and retries on its own, so a quick
+restart may surface no error at all.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -136,6 +140,14 @@ def _decode(raw: bytes | str, expires_at: datetime) -> dict[str, Any]:
     return step
 
 
+def _run_id_in(info: bytes | str) -> str:
+    text = info.decode() if isinstance(info, bytes) else info
+    for line in text.splitlines():
+        if line.startswith("run_id:"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
 def _expiry_ms(step: dict[str, Any]) -> int:
     return int(step["expires_at"].timestamp() * 1000)
 
@@ -148,6 +160,7 @@ class HotSteps:
                 socket_timeout=0.5,
                 socket_connect_timeout=0.5,
                 max_connections=64,
+                redis_connect_func=self._connected,
             )
             if url
             else None
@@ -156,7 +169,10 @@ class HotSteps:
         self._pause = pause_seconds
         self._skip_until = 0.0
         self._stale: set[str] = set()  # sessions whose cached copy may miss a write
-        self._run_id: str | None = None
+        self._run_id: str | None = None  # the last one seen; kept through errors
+        self._check = True  # compare the run id and settle lost writes before the next use
+        self._restarts = 0  # restarts noticed by a new connection, to void reads in flight
+        self._recovering = asyncio.Lock()
         self._append = self._client.register_script(_APPEND) if self._client else None
         self._replace = self._client.register_script(_REPLACE) if self._client else None
         self._fill = self._client.register_script(_FILL) if self._client else None
@@ -170,21 +186,38 @@ class HotSteps:
         """Whether to talk to Redis now; settles lost writes and restarts first."""
         if self._client is None or time.monotonic() < self._skip_until:
             return False
-        if self._stale or self._run_id is None:
-            try:
-                await self._recover()
-            except (RedisError, OSError) as exc:
-                self._fail("recover", exc)
-                return False
+        if self._stale or self._check:
+            if self._recovering.locked():
+                return False  # another call is settling it; Postgres meanwhile
+            async with self._recovering:
+                try:
+                    await self._recover()
+                except (RedisError, OSError) as exc:
+                    self._fail("recover", exc)
+                    return False
         return True
+
+    async def _connected(self, conn: Any) -> None:
+        """Every new connection: the usual handshake, then a look at the server's run id."""
+        await conn.on_connect()
+        await conn.send_command("INFO", "server")
+        run_id = _run_id_in(await conn.read_response())
+        if self._run_id is not None and run_id != self._run_id:
+            self._check = True
+            self._restarts += 1
 
     async def _recover(self) -> None:
         assert self._client is not None
+        self._check = False  # a restart noticed while this runs raises it again
         info = await self._client.info("server")
         run_id = str(info.get("run_id", ""))
         if self._run_id is not None and run_id != self._run_id:
             log.warning("Redis restarted (run id changed); dropping every cached session")
-            await self._drop_all()
+            try:
+                await self._drop_all()
+            except BaseException:
+                self._check = True
+                raise
         self._run_id = run_id
         while self._stale:
             key = next(iter(self._stale))
@@ -202,7 +235,7 @@ class HotSteps:
         if time.monotonic() >= self._skip_until:
             log.warning("Redis %s failed (%s); serving working memory from Postgres", what, exc)
         self._skip_until = time.monotonic() + self._pause
-        self._run_id = None  # check for a restart once it answers again
+        self._check = True  # compare the run id once it answers again
 
     async def appended(self, namespace: str, session_id: str, step: dict[str, Any]) -> None:
         key = session_key(namespace, session_id)
@@ -231,11 +264,14 @@ class HotSteps:
         if key in self._stale or not await self._usable():
             return None
         assert self._read is not None
+        restarts = self._restarts
         try:
             raw = await self._read(keys=[key, expiry_key(namespace, session_id)], args=[n])
         except (RedisError, OSError) as exc:
             self._fail("read", exc)
             return None
+        if self._restarts != restarts:
+            return None  # answered by a restarted Redis before its sessions were dropped
         if not raw:
             return None
         expires_at = datetime.fromisoformat(raw[0].decode())
