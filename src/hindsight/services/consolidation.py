@@ -18,6 +18,7 @@ summary.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from dataclasses import asdict
@@ -49,6 +50,11 @@ _SUMMARY_BATCH = 40
 
 class _Raced(Exception):
     """Another job moved the session's mark first; this one must start over."""
+
+
+class _LeaseLost(Exception):
+    """The job was taken over by another worker (this one's lease ran out): what this
+    attempt did is rolled back, and the job is left to its new owner."""
 
 
 class _Summary(BaseModel):
@@ -120,11 +126,21 @@ class ConsolidationService:
     async def run_next(self) -> bool:
         """Claim and run one job; False when there was none to run."""
         async with self._pool.connection() as conn:
-            job = await store.claim(conn, self._settings.job_lease_seconds)
+            job = await store.claim(
+                conn, self._settings.job_lease_seconds, self._settings.job_max_attempts
+            )
         if job is None:
             return False
+        lease = asyncio.create_task(self._keep_lease(job))
         try:
             await self._run(job)
+        except _LeaseLost:
+            log.warning(
+                "consolidation job %s (attempt %s) was taken over by another worker; "
+                "its result is that worker's",
+                job["id"],
+                job["attempts"],
+            )
         except asyncio.CancelledError:
             # shutting down: hand the job back now rather than when its lease runs out
             await self._reschedule(job, "interrupted by a shutdown", 0)
@@ -136,16 +152,37 @@ class ConsolidationService:
         except Exception as exc:
             log.exception("consolidation job %s failed", job["id"])
             await self._reschedule(job, f"{type(exc).__name__}: {exc}", 5.0 * job["attempts"])
+        finally:
+            lease.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await lease
         return True
 
+    async def _keep_lease(self, job: dict[str, Any]) -> None:
+        """Renew the lease while the job runs, so a slow job is not taken over."""
+        every = self._settings.job_lease_seconds / 3
+        while True:
+            await asyncio.sleep(every)
+            try:
+                async with self._pool.connection() as conn:
+                    held = await store.renew(
+                        conn, job["id"], job["attempts"], self._settings.job_lease_seconds
+                    )
+            except Exception as exc:  # a blip; the next renewal may still be in time
+                log.warning("renewing the lease of job %s failed: %s", job["id"], exc)
+                continue
+            if not held:
+                return  # taken over: the fence refuses this attempt's writes
+
     async def _reschedule(self, job: dict[str, Any], error: str, delay: float) -> None:
+        attempt = job["attempts"]
         async with self._pool.connection() as conn:
-            if job["attempts"] >= self._settings.job_max_attempts:
+            if attempt >= self._settings.job_max_attempts:
                 await store.fail(
-                    conn, job["id"], f"gave up after {job['attempts']} attempts: {error}"
+                    conn, job["id"], attempt, f"gave up after {attempt} attempts: {error}"
                 )
             else:
-                await store.retry_later(conn, job["id"], error, delay)
+                await store.retry_later(conn, job["id"], attempt, error, delay)
 
     async def _run(self, job: dict[str, Any]) -> None:
         namespace, session_id = job["namespace"], job["session_id"]
@@ -161,6 +198,7 @@ class ConsolidationService:
                 await store.succeed(
                     conn,
                     job["id"],
+                    job["attempts"],
                     method=method,
                     from_step=None,
                     through_step=None,
@@ -210,14 +248,16 @@ class ConsolidationService:
                 "summaries_written": len(summarized),
                 "existing_memories_shown": distilled.existing_shown,
             }
-            await store.succeed(
+            if not await store.succeed(
                 conn,
                 job["id"],
+                job["attempts"],
                 method=method,
                 from_step=steps[0]["step_index"],
                 through_step=through,
                 result=result,
-            )
+            ):
+                raise _LeaseLost()
 
         await self._memories.observe(
             namespace, [k.observation for k in distilled.kept], actor="consolidation", then=commit
