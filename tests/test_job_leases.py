@@ -82,9 +82,7 @@ def test_a_taken_over_jobs_old_worker_cannot_overwrite_it(fresh_db: str, ns: str
     )
 
 
-def test_a_job_whose_worker_keeps_dying_ends_failed_at_the_maximum(
-    fresh_db: str, ns: str
-) -> None:
+def test_a_job_whose_worker_keeps_dying_ends_failed_at_the_maximum(fresh_db: str, ns: str) -> None:
     job_id = uuid.uuid4()
 
     async def scenario(conn: Connection) -> None:
@@ -101,9 +99,7 @@ def test_a_job_whose_worker_keeps_dying_ends_failed_at_the_maximum(
     assert job["error"] == "gave up after 3 attempts: its worker stopped before finishing"
 
 
-def test_a_slow_job_keeps_its_lease_and_runs_once(
-    fresh_db: str, redis_url: str, ns: str
-) -> None:
+def test_a_slow_job_keeps_its_lease_and_runs_once(fresh_db: str, redis_url: str, ns: str) -> None:
     """Lease 1 s, an LLM call of 3 s, a second replica polling for jobs: the job must not
     be taken over, run twice, or be set back to pending after it finished."""
     with FakeOpenAI() as brain:

@@ -49,9 +49,7 @@ async def get(conn: Connection, namespace: str, job_id: uuid.UUID) -> dict[str, 
     return await cur.fetchone()
 
 
-async def claim(
-    conn: Connection, lease_seconds: float, max_attempts: int
-) -> dict[str, Any] | None:
+async def claim(conn: Connection, lease_seconds: float, max_attempts: int) -> dict[str, Any] | None:
     """Take the oldest runnable job: pending and due, or running with an expired lease
     (its worker died). SKIP LOCKED lets replicas claim different jobs at once. A job whose
     worker died on its last allowed attempt is failed instead: a job that kills its process
