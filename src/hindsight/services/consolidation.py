@@ -21,11 +21,11 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from dataclasses import asdict
+from dataclasses import replace
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from hindsight import limits
 from hindsight.background import BackgroundLoop
@@ -35,7 +35,13 @@ from hindsight.errors import NotFound, ProviderError, Unavailable
 from hindsight.ids import uuid7
 from hindsight.llm import LLM
 from hindsight.llm.prompts import SUMMARY_SYSTEM, summary_user
-from hindsight.services.distill import Candidate, Distiller, screen
+from hindsight.services.consolidation_result import Progress
+from hindsight.services.distill import (
+    TRANSCRIPT_MAX_CHARS,
+    Candidate,
+    Distiller,
+    screen,
+)
 from hindsight.services.memory import MemoryService, Outcome
 from hindsight.stores import jobs as store
 from hindsight.stores.hot_steps import HotSteps
@@ -46,6 +52,10 @@ log = logging.getLogger(__name__)
 # Steps shorter than this are shown whole; a summary would not save anything.
 SUMMARIZE_MIN_CHARS = 240
 _SUMMARY_BATCH = 40
+# A job reads the steps past the mark in windows this big: what one LLM prompt holds (a
+# single longer step makes a window of its own), and a bound on what a job holds in memory.
+WINDOW_MAX_CHARS = TRANSCRIPT_MAX_CHARS
+WINDOW_MAX_STEPS = 1_000
 
 
 class _Raced(Exception):
@@ -66,12 +76,6 @@ class _SummariesOut(BaseModel):
     summaries: list[_Summary] = Field(default_factory=list)
 
 
-def _outcome_json(o: Outcome) -> dict[str, Any]:
-    out = {k: v for k, v in asdict(o).items() if v is not None}
-    out["id"] = str(o.id)
-    return out
-
-
 def marked_memories(steps: list[dict[str, Any]]) -> tuple[list[Candidate], list[dict[str, Any]]]:
     """The deterministic path: memories that steps carry in `metadata.memory`."""
     found: list[Candidate] = []
@@ -89,9 +93,22 @@ def marked_memories(steps: list[dict[str, Any]]) -> tuple[list[Candidate], list[
                     }
                 )
                 continue
-            found.append(
-                Candidate.model_validate({**item, "importance": item.get("importance", 1.0)})
-            )
+            try:
+                found.append(
+                    Candidate.model_validate({**item, "importance": item.get("importance", 1.0)})
+                )
+            except ValidationError as exc:
+                # one bad item must not fail the job (and with it every other item) for good
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or 'item'}: {e['msg']}"
+                    for e in exc.errors()
+                )
+                skipped.append(
+                    {
+                        "step_index": step["step_index"],
+                        "reason": f"metadata.memory item is invalid: {problems}",
+                    }
+                )
     return found, skipped
 
 
@@ -185,26 +202,59 @@ class ConsolidationService:
                 await store.retry_later(conn, job["id"], attempt, error, delay)
 
     async def _run(self, job: dict[str, Any]) -> None:
+        """Distil the steps past the mark window by window (each within the LLM's prompt
+        budget), moving the mark past each window only as it commits: nothing past the
+        mark is skipped, however long the session."""
         namespace, session_id = job["namespace"], job["session_id"]
-        async with self._pool.connection() as conn:
-            mark = await store.consolidation_mark(conn, namespace, session_id)
-            steps = (
-                [] if mark is None else await store.steps_after(conn, namespace, session_id, mark)
-            )
         method = "llm" if self._llm is not None else "deterministic"
-        if mark is None or not steps:
-            note = "the session no longer exists" if mark is None else "no new steps"
+        progress = Progress()
+        while True:
             async with self._pool.connection() as conn:
-                await store.succeed(
-                    conn,
-                    job["id"],
-                    job["attempts"],
-                    method=method,
-                    from_step=None,
-                    through_step=None,
-                    result={"method": method, "note": note, "observed": []},
+                mark = await store.consolidation_mark(conn, namespace, session_id)
+                window = (
+                    []
+                    if mark is None
+                    else await store.steps_after(
+                        conn,
+                        namespace,
+                        session_id,
+                        mark,
+                        max_chars=WINDOW_MAX_CHARS,
+                        max_steps=WINDOW_MAX_STEPS,
+                    )
                 )
-            return
+                more = bool(window) and await store.has_steps_after(
+                    conn, namespace, session_id, window[-1]["step_index"]
+                )
+            if mark is None or not window:
+                # only a first window can be empty: a later one is read only when `more`
+                note = "the session no longer exists" if mark is None else "no new steps"
+                async with self._pool.connection() as conn:
+                    await store.succeed(
+                        conn,
+                        job["id"],
+                        job["attempts"],
+                        method=method,
+                        from_step=None,
+                        through_step=None,
+                        result={"method": method, "note": note, "observed": []},
+                    )
+                return
+            progress = await self._window(job, mark, window, progress, final=not more)
+            if not more:
+                return
+
+    async def _window(
+        self,
+        job: dict[str, Any],
+        mark: int,
+        steps: list[dict[str, Any]],
+        progress: Progress,
+        *,
+        final: bool,
+    ) -> Progress:
+        namespace, session_id = job["namespace"], job["session_id"]
+        method = "llm" if self._llm is not None else "deterministic"
         through = steps[-1]["step_index"]
         source = f"session:{session_id}"
         skipped: list[dict[str, Any]] = []
@@ -231,6 +281,7 @@ class ConsolidationService:
                 "metadata.memory; summaries are each long step's first sentence"
             )
         summarized: list[dict[str, Any]] = []
+        done = progress
 
         async def commit(conn: Connection, outcomes: list[Outcome]) -> None:
             if not await store.advance_mark(
@@ -239,23 +290,24 @@ class ConsolidationService:
                 raise _Raced()
             summarized.clear()  # a deadlock retry runs this again
             summarized.extend(await store.set_summaries(conn, namespace, session_id, summaries))
-            result = {
-                "method": method,
-                "note": note,
-                "observed": [_outcome_json(o) for o in outcomes],
-                "dropped": distilled.dropped,
-                "skipped": skipped,
-                "summaries_written": len(summarized),
-                "existing_memories_shown": distilled.existing_shown,
-            }
+            nonlocal done
+            done = replace(progress)  # from the last commit again on a deadlock retry
+            done.add(steps, outcomes, distilled, skipped, len(summarized))
+            if not final:
+                # not done yet: only make sure the job is still this attempt's
+                if not await store.renew(
+                    conn, job["id"], job["attempts"], self._settings.job_lease_seconds
+                ):
+                    raise _LeaseLost()
+                return
             if not await store.succeed(
                 conn,
                 job["id"],
                 job["attempts"],
                 method=method,
-                from_step=steps[0]["step_index"],
+                from_step=done.from_step,
                 through_step=through,
-                result=result,
+                result=done.result(method, note, WINDOW_MAX_CHARS),
             ):
                 raise _LeaseLost()
 
@@ -264,6 +316,7 @@ class ConsolidationService:
         )
         for step in summarized:
             await self._hot.replaced(namespace, session_id, step)
+        return done
 
     async def _llm_summaries(self, steps: list[dict[str, Any]]) -> dict[int, str]:
         assert self._llm is not None

@@ -170,16 +170,37 @@ async def advance_mark(
 
 
 async def steps_after(
-    conn: Connection, namespace: str, session_id: str, after: int
+    conn: Connection,
+    namespace: str,
+    session_id: str,
+    after: int,
+    *,
+    max_chars: int,
+    max_steps: int,
 ) -> list[dict[str, Any]]:
-    """Every step past the mark, expired or not: consolidation must not lose any."""
+    """The oldest steps past the mark, expired or not (consolidation must not lose any),
+    as many as fit in `max_chars` of content (at least one) and `max_steps`."""
     cur = await conn.execute(
-        "SELECT step_index, role, content, summary, metadata, created_at, expires_at "
-        "FROM working_memory WHERE namespace = %s AND session_id = %s AND step_index > %s "
+        "SELECT step_index, role, content, summary, metadata, created_at, expires_at FROM ("
+        "  SELECT w.*, coalesce(sum(octet_length(w.content)) OVER (ORDER BY w.step_index "
+        "    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before"
+        "  FROM working_memory w WHERE w.namespace = %s AND w.session_id = %s "
+        "  AND w.step_index > %s ORDER BY w.step_index LIMIT %s"
+        ") s WHERE s.before = 0 OR s.before + octet_length(s.content) <= %s "
         "ORDER BY step_index",
-        (namespace, session_id, after),
+        (namespace, session_id, after, max_steps, max_chars),
     )
     return await cur.fetchall()
+
+
+async def has_steps_after(conn: Connection, namespace: str, session_id: str, after: int) -> bool:
+    cur = await conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM working_memory WHERE namespace = %s AND session_id = %s "
+        "AND step_index > %s) AS more",
+        (namespace, session_id, after),
+    )
+    row = await cur.fetchone()
+    return bool(row and row["more"])
 
 
 async def set_summaries(
