@@ -114,27 +114,11 @@ class SessionService:
         if not newest or newest[0]["step_index"] == 0:
             return Context(newest, [], 0)
         async with self._pool.connection() as conn:
-            older = await store.older(
-                conn, namespace, session_id, newest[0]["step_index"], limit=10_000
-            )
-        earlier: list[dict[str, Any]] = []
-        spent = 0
-        for step in older:
-            text = step["summary"] if step["summary"] is not None else step["content"]
-            if spent + len(text) > max_chars:
-                break
-            spent += len(text)
-            earlier.append(
-                {
-                    "step_index": step["step_index"],
-                    "role": step["role"],
-                    "text": text,
-                    "summarized": step["summary"] is not None,
-                    "created_at": step["created_at"],
-                }
+            earlier, older = await store.earlier_within(
+                conn, namespace, session_id, newest[0]["step_index"], max_chars
             )
         earlier.reverse()
-        return Context(newest, earlier, len(older) - len(earlier))
+        return Context(newest, earlier, older - len(earlier))
 
     async def session(self, namespace: str, session_id: str) -> dict[str, Any]:
         async with self._pool.connection() as conn:
