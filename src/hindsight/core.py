@@ -24,6 +24,7 @@ from hindsight.services.distill import Distiller
 from hindsight.services.extraction import ExtractionService
 from hindsight.services.memory import MemoryService
 from hindsight.services.recall import RecallService
+from hindsight.services.search_indexes import IndexKeeper
 from hindsight.services.sessions import SessionService
 from hindsight.stores.hot_steps import HotSteps
 
@@ -41,6 +42,7 @@ class Hindsight:
     llm: LLM | None
     recorder: AccessRecorder
     maintenance: MaintenanceLoop | None
+    indexes: IndexKeeper | None
     worker: JobWorker | None
     auth: Authenticator
     keys: KeyService
@@ -55,6 +57,8 @@ class Hindsight:
             await self.worker.aclose()
         if self.maintenance is not None:
             await self.maintenance.aclose()
+        if self.indexes is not None:
+            await self.indexes.aclose()
         await self.recorder.aclose()
         if self.llm is not None:
             await self.llm.aclose()
@@ -100,11 +104,13 @@ async def start(
     distiller = Distiller(llm, recall) if llm is not None else None
     consolidation = ConsolidationService(settings, pool, memories, hot, llm, distiller)
     maintenance = MaintenanceLoop(pool, settings) if background else None
+    indexes = IndexKeeper(pool, settings, embedder.dimensions) if background else None
     worker = JobWorker(consolidation, settings.job_poll_interval_seconds) if background else None
     if background:
         recorder.start()
-        assert maintenance is not None and worker is not None
+        assert maintenance is not None and worker is not None and indexes is not None
         maintenance.start()
+        indexes.start()
         worker.start()
     bootstrap = settings.api_key.get_secret_value() if settings.api_key else None
     return Hindsight(
@@ -117,6 +123,7 @@ async def start(
         llm=llm,
         recorder=recorder,
         maintenance=maintenance,
+        indexes=indexes,
         worker=worker,
         auth=Authenticator(pool, bootstrap),
         keys=KeyService(pool),

@@ -296,7 +296,7 @@ def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> N
     """Import memories from a JSON-lines file (`-`: standard input; one memory per line,
     as in the batch call, with an optional "namespace"). New keys load at COPY speed;
     known keys are observed as usual (reinforced or superseded)."""
-    from hindsight.services.bulk_import import BulkImporter, parse_line
+    from hindsight.services.bulk_import import BulkImporter, ImportId, parse_line
 
     settings = load_settings()
 
@@ -315,8 +315,10 @@ def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> N
                     yield number, line
 
     total = 0
+    import_id = ImportId(namespace)
     for number, line in lines():  # check everything before writing anything
         parse_line(line, namespace, number)
+        import_id.add(number, line)
         total += 1
 
     async def go(url: str) -> None:
@@ -326,6 +328,7 @@ def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> N
                 report = await importer.run(
                     (parse_line(line, namespace, n) for n, line in lines()),
                     total=total,
+                    import_id=import_id.hexdigest(),
                     rebuild_indexes=rebuild_indexes,
                     progress=bar.update,
                 )
@@ -337,6 +340,8 @@ def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> N
                     "observed": report.observed,
                     "outcomes": report.outcomes,
                     "indexes_rebuilt": report.indexes_rebuilt,
+                    "already_written": report.already_written,
+                    "finished_before": report.finished_before,
                 }
             )
         )

@@ -51,6 +51,8 @@ async def readyz(core: CoreDep) -> JSONResponse:
         checks["redis"] = "not configured"
     else:
         checks["redis"] = "ok" if await core.hot.ping() else "unreachable"
+    # missing search indexes slow recall down (exact search) but stop nothing
+    checks["search_indexes"] = core.indexes.state if core.indexes else "not checked"
     ready = checks["postgres"] == "ok" and checks["schema"] == "current" and checks["redis"] == "ok"
     return JSONResponse(
         {"status": "ready" if ready else "not ready", "checks": checks},
