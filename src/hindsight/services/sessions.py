@@ -15,7 +15,9 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.errors import Conflict, NotFound
+from hindsight.ids import uuid7
 from hindsight.services.consolidation import ConsolidationService
+from hindsight.stores import jobs as jobs_store
 from hindsight.stores import steps as store
 from hindsight.stores.hot_steps import HotSteps
 
@@ -128,12 +130,13 @@ class SessionService:
         return row
 
     async def end(self, namespace: str, session_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        """End the session and queue its consolidation; the session and the job."""
-        async with self._pool.connection() as conn:
+        """End the session and queue its consolidation, in one transaction (an ended
+        session with no job would never be consolidated); the session and the job."""
+        async with self._pool.connection() as conn, conn.transaction():
             row = await store.end(conn, namespace, session_id)
-        if row is None:
-            raise NotFound(f"no session {session_id!r} in namespace {namespace!r}")
-        job = await self._consolidation.enqueue(namespace, session_id, "end")
+            if row is None:
+                raise NotFound(f"no session {session_id!r} in namespace {namespace!r}")
+            job = await jobs_store.enqueue(conn, uuid7(), namespace, session_id, "end")
         return row, job
 
     async def consolidate(self, namespace: str, session_id: str) -> dict[str, Any]:
