@@ -7,11 +7,14 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from datetime import UTC, datetime
 from functools import wraps
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -103,24 +106,50 @@ def main() -> None:
 
 
 async def _bootstrap_key(settings: Settings, url: str) -> None:
-    """A fresh install with no key configured gets one admin key, shown once and saved."""
+    """A fresh install with no key configured gets one admin key, shown once and saved.
+    When every key has been revoked, a new one is saved but not shown: by then this output
+    may well be collected in logs."""
     if settings.api_key is not None:
         return
     async with _service(settings, url) as hs:
         if await hs.keys.count_active() > 0:
             return
-        key, _ = await hs.keys.create("admin", namespaces=None, is_admin=True)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    path = settings.data_dir / "admin-api-key"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(key + "\n")
+        all_revoked = bool(await hs.keys.list_keys())
+        # a revoked key keeps its name, so the new one needs another
+        name = f"admin-{datetime.now(UTC):%Y%m%d-%H%M%S}" if all_revoked else "admin"
+        key, _ = await hs.keys.create(name, namespaces=None, is_admin=True)
+    path = _save_key(settings.data_dir, key)
+    if all_revoked:
+        click.echo(
+            f"Every API key was revoked: created a new admin API key and saved it to {path} "
+            "(readable by this user only; not shown here).",
+            err=True,
+        )
+        return
     click.echo(
         f"Created an admin API key (also saved to {path}):\n\n    {key}\n\n"
         "Clients send it as `Authorization: Bearer <key>`. Create scoped keys with "
         "`hindsight keys create`.",
         err=True,
     )
+
+
+def _save_key(directory: Path, key: str) -> Path:
+    """Write the key to `directory/admin-api-key` (mode 0600) through a new file of its own
+    (O_EXCL | O_NOFOLLOW) renamed into place: a symlink or file planted at that path is
+    replaced, never written through."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = directory / "admin-api-key"
+    fresh = directory / f".admin-api-key.{secrets.token_hex(8)}"
+    fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(key + "\n")
+        os.replace(fresh, path)
+    except BaseException:
+        fresh.unlink(missing_ok=True)
+        raise
+    return path
 
 
 @main.command()
