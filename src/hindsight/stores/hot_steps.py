@@ -261,7 +261,7 @@ class HotSteps:
     async def recent(self, namespace: str, session_id: str, n: int) -> list[dict[str, Any]] | None:
         """The newest `n` steps if the cache provably has them, else None."""
         key = session_key(namespace, session_id)
-        if key in self._stale or not await self._usable():
+        if not await self._usable() or key in self._stale:  # settles lost writes first
             return None
         assert self._read is not None
         restarts = self._restarts
@@ -287,7 +287,7 @@ class HotSteps:
         if not steps:
             return
         key = session_key(namespace, session_id)
-        if key in self._stale or not await self._usable():
+        if not await self._usable() or key in self._stale:  # settles lost writes first
             return
         assert self._fill is not None
         args: list[Any] = [_expiry_ms(steps[-1]), self._keep, steps[-1]["expires_at"].isoformat()]
