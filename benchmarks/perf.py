@@ -34,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -252,7 +253,12 @@ async def load(url: str, n: int, spread: int, settings: Settings) -> dict[str, f
     try:
         importer = BulkImporter(settings, hs.pool, hs.embedder, hs.memories)
         start = time.perf_counter()
-        await importer.run(corpus_items(n, spread), total=n, rebuild_indexes=True)
+        await importer.run(
+            corpus_items(n, spread),
+            total=n,
+            import_id=f"benchmark-{uuid.uuid4()}",
+            rebuild_indexes=True,
+        )
         import_rate = n / (time.perf_counter() - start)
         out = {"import_rate": round(import_rate)}
         if n <= 100_000:

@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import ADMIN_KEY, Api, make_settings
 from tests.support import fake_brain
+from tests.support.cli import hindsight
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.servers import ThreadServer, spawn_server, subprocess_server
 
@@ -186,16 +187,31 @@ def test_llm_outage_retries_the_job_and_keeps_the_steps(
         assert time.monotonic() < deadline
         time.sleep(0.1)
     assert job["status"] == "pending" and "LLM endpoint" in job["error"]
-    time.sleep(1.2)  # the step is past its expiry, but its session has an open job
-    with psycopg.connect(llm_server.core.database_url) as conn:
-        run_purge = conn.execute(
-            "DELETE FROM working_memory WHERE id IN (SELECT w.id FROM working_memory w "
-            "WHERE w.namespace = %s AND w.expires_at <= now() AND NOT EXISTS (SELECT 1 FROM "
-            "consolidation_jobs j WHERE j.namespace = w.namespace AND j.session_id = "
-            "w.session_id AND j.status IN ('pending', 'running')))",
-            (llm_api.ns,),
+    # the step is past its expiry, but its session has an open job: the purge keeps it
+    with psycopg.connect(llm_server.core.database_url, autocommit=True) as conn:
+        # the retry waits until the test says so, however long the purge takes
+        conn.execute(
+            "UPDATE consolidation_jobs SET run_after = now() + interval '1 hour' WHERE id = %s",
+            (job_id,),
         )
-        assert run_purge.rowcount == 0
+
+        def step_expired() -> bool:
+            row = conn.execute(
+                "SELECT bool_and(expires_at <= now()) FROM working_memory WHERE namespace = %s",
+                (llm_api.ns,),
+            ).fetchone()
+            return bool(row and row[0])
+
+        deadline = time.monotonic() + 20
+        while not step_expired():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        purge = hindsight("maintenance", "purge", database_url=llm_server.core.database_url)
+        assert purge.returncode == 0, purge.stderr
+        kept = conn.execute(
+            "SELECT count(*) FROM working_memory WHERE namespace = %s", (llm_api.ns,)
+        ).fetchone()
+        assert kept == (1,)
     brain.faults.clear()
     with psycopg.connect(llm_server.core.database_url, autocommit=True) as conn:
         conn.execute("UPDATE consolidation_jobs SET run_after = now() WHERE id = %s", (job_id,))

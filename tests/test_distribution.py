@@ -31,8 +31,18 @@ BY_NAMESPACE = {
     "recall_log",
     "working_sessions",
     "working_memory",
+    "namespace_policy",
+    "namespace_lifecycle",
+    "session_demotions",
+    "recall_feedback",
 }
-REFERENCE = {"hindsight_meta", "api_keys", "consolidation_jobs"}
+REFERENCE = {
+    "hindsight_meta",
+    "api_keys",
+    "consolidation_jobs",
+    "bulk_imports",
+    "bulk_import_lines",
+}
 BY_OTHER_COLUMN = {"embedding_cache": "content_hash"}
 LOCAL = {"alembic_version"}
 

@@ -54,6 +54,8 @@ def test_import_loads_new_keys_and_observes_known_ones(
             "observed": 3,
             "outcomes": {"reinforced": 2, "superseded": 1},
             "indexes_rebuilt": True,
+            "already_written": 0,
+            "finished_before": None,
         }
         assert api.get(known["id"])["confidence"] == 0.6
         hits = api.recall("fact number 7777 about tomatoes", k=1)["results"]
@@ -169,7 +171,9 @@ def test_index_builds_get_memory_for_the_whole_graph_and_give_it_back(fresh_db: 
                 before = await (await conn.execute("SHOW maintenance_work_mem")).fetchone()
             items = [parse_line(f'{{"key": "k{i}", "value": "v {i}"}}', "ns", i) for i in range(50)]
             importer = BulkImporter(settings, hs.pool, hs.embedder, hs.memories)
-            report = await importer.run(items, total=len(items), rebuild_indexes=True)
+            report = await importer.run(
+                items, total=len(items), import_id="memory", rebuild_indexes=True
+            )
             assert report.indexes_rebuilt and report.copied == 50
             async with hs.pool.connection() as conn:
                 after = await (await conn.execute("SHOW maintenance_work_mem")).fetchone()

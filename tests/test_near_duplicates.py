@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 
 import numpy as np
+import psycopg
 import pytest
 
 from hindsight.embeddings.builtin import BuiltinEmbedder
@@ -75,3 +78,36 @@ def test_below_the_threshold_keys_stay_apart(api: Api) -> None:
     api.observe({"key": "user.commute", "value": VALUE})
     (second,) = api.observe({"key": "user.commutes", "value": VALUE})
     assert second["outcome"] == "created"
+
+
+def test_a_twin_deleted_meanwhile_is_not_brought_back(
+    dapi: Api, dedup_server: ThreadServer
+) -> None:
+    """The twin is found, then deleted by another client before the observe writes: the
+    new memory goes in under its own key, and the deleted one stays deleted."""
+    (first,) = dapi.observe({"key": "user.commute", "value": VALUE})
+    result: list[dict[str, object]] = []
+    with psycopg.connect(dedup_server.core.database_url) as deleter:
+        deleter.execute("DELETE FROM long_term_memory WHERE id = %s", (first["id"],))
+        observer = threading.Thread(
+            target=lambda: result.extend(dapi.observe({"key": "user.commutes", "value": VALUE}))
+        )
+        observer.start()
+        with psycopg.connect(dedup_server.core.database_url, autocommit=True) as watch:
+            deadline = time.monotonic() + 30
+            while not watch.execute(
+                "SELECT 1 FROM pg_stat_activity WHERE application_name = 'hindsight' "
+                "AND wait_event_type = 'Lock'"
+            ).fetchone():
+                assert time.monotonic() < deadline, "the observe never met the delete's lock"
+                time.sleep(0.02)
+        deleter.commit()
+        observer.join(30)
+    [outcome] = result
+    assert (outcome["key"], outcome["outcome"], outcome["requested_key"]) == (
+        "user.commutes",
+        "created",
+        None,
+    )
+    keys = [m["key"] for m in dapi.client.get(f"{dapi.base}/memories").json()["memories"]]
+    assert keys == ["user.commutes"]  # user.commute stays deleted

@@ -1,7 +1,7 @@
 """Trust: key roles; deleting a memory erases its values.
 
 Revision ID: 0013
-Revises: 0004
+Revises: 0012
 Create Date: 2026-12-01
 
 Keys get a role (reader, writer, curator, admin) in place of the admin flag. Existing keys
@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0013"
-down_revision: str | None = "0004"
+down_revision: str | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

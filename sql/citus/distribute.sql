@@ -25,6 +25,10 @@ SELECT create_reference_table('api_keys');
 -- The job queue is claimed across namespaces (FOR UPDATE SKIP LOCKED), which Citus runs
 -- on a reference table but not across the shards of a distributed one. Jobs are few.
 SELECT create_reference_table('consolidation_jobs');
+-- `hindsight import`'s progress (which lines of an input are written): an operator's
+-- bookkeeping, a row per import and, while one runs, per line written.
+SELECT create_reference_table('bulk_imports');
+SELECT create_reference_table('bulk_import_lines');
 
 -- Namespace-scoped tables: one co-location group, so a namespace's rows of every table
 -- sit on the same node and statements joining them on namespace stay on it.
@@ -36,6 +40,11 @@ SELECT create_distributed_table('recall_log', 'namespace', colocate_with => 'lon
 SELECT create_distributed_table('working_sessions', 'namespace', colocate_with => 'long_term_memory');
 -- after working_sessions: its foreign key (namespace, session_id) is co-located
 SELECT create_distributed_table('working_memory', 'namespace', colocate_with => 'long_term_memory');
+-- the lifecycle's per-namespace policy, scheduler state, pending demotions and feedback
+SELECT create_distributed_table('namespace_policy', 'namespace', colocate_with => 'long_term_memory');
+SELECT create_distributed_table('namespace_lifecycle', 'namespace', colocate_with => 'long_term_memory');
+SELECT create_distributed_table('session_demotions', 'namespace', colocate_with => 'long_term_memory');
+SELECT create_distributed_table('recall_feedback', 'namespace', colocate_with => 'long_term_memory');
 
 -- The embedding cache is keyed by content, shared by every namespace: sharded by hash.
 SELECT create_distributed_table('embedding_cache', 'content_hash', colocate_with => 'none');

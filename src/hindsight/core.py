@@ -31,6 +31,7 @@ from hindsight.services.memory import MemoryService
 from hindsight.services.policy import PolicyService
 from hindsight.services.recall import RecallService
 from hindsight.services.redaction import guard_embedder, guard_llm
+from hindsight.services.search_indexes import IndexKeeper
 from hindsight.services.sessions import SessionService
 from hindsight.stores.hot_steps import HotSteps
 
@@ -49,6 +50,7 @@ class Hindsight:
     llm: LLM | None
     recorder: AccessRecorder
     maintenance: MaintenanceLoop | None
+    indexes: IndexKeeper | None
     worker: JobWorker | None
     auth: Authenticator
     keys: KeyService
@@ -68,6 +70,8 @@ class Hindsight:
             await self.worker.aclose()
         if self.maintenance is not None:
             await self.maintenance.aclose()
+        if self.indexes is not None:
+            await self.indexes.aclose()
         await self.recorder.aclose()
         if self.llm is not None:
             await self.llm.aclose()
@@ -125,12 +129,14 @@ async def start(
     consolidation = ConsolidationService(settings, pool, memories, hot, llm, distiller)
     lifecycle = LifecycleService(settings, pool, policies)
     maintenance = MaintenanceLoop(pool, settings, lifecycle) if background else None
+    indexes = IndexKeeper(pool, settings, embedder.dimensions) if background else None
     worker = JobWorker(consolidation, settings.job_poll_interval_seconds) if background else None
     reads.start()
     if background:
         recorder.start()
-        assert maintenance is not None and worker is not None
+        assert maintenance is not None and worker is not None and indexes is not None
         maintenance.start()
+        indexes.start()
         worker.start()
     bootstrap = settings.api_key.get_secret_value() if settings.api_key else None
     return Hindsight(
@@ -144,6 +150,7 @@ async def start(
         llm=llm,
         recorder=recorder,
         maintenance=maintenance,
+        indexes=indexes,
         worker=worker,
         auth=Authenticator(
             pool,

@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import signal
 import sys
 import tempfile
@@ -102,24 +103,50 @@ def main() -> None:
 
 
 async def _bootstrap_key(settings: Settings, url: str) -> None:
-    """A fresh install with no key configured gets one admin key, shown once and saved."""
+    """A fresh install with no key configured gets one admin key, shown once and saved.
+    When every key has been revoked, a new one is saved but not shown: by then this output
+    may well be collected in logs."""
     if settings.api_key is not None:
         return
     async with _service(settings, url) as hs:
         if await hs.keys.count_active() > 0:
             return
-        key, _ = await hs.keys.create("admin", namespaces=None, role=Role.ADMIN)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    path = settings.data_dir / "admin-api-key"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(key + "\n")
+        all_revoked = bool(await hs.keys.list_keys())
+        # a revoked key keeps its name, so the new one needs another
+        name = f"admin-{datetime.now(UTC):%Y%m%d-%H%M%S}" if all_revoked else "admin"
+        key, _ = await hs.keys.create(name, namespaces=None, role=Role.ADMIN)
+    path = _save_key(settings.data_dir, key)
+    if all_revoked:
+        click.echo(
+            f"Every API key was revoked: created a new admin API key and saved it to {path} "
+            "(readable by this user only; not shown here).",
+            err=True,
+        )
+        return
     click.echo(
         f"Created an admin API key (also saved to {path}):\n\n    {key}\n\n"
         "Clients send it as `Authorization: Bearer <key>`. Create scoped keys with "
         "`hindsight keys create`.",
         err=True,
     )
+
+
+def _save_key(directory: Path, key: str) -> Path:
+    """Write the key to `directory/admin-api-key` (mode 0600) through a new file of its own
+    (O_EXCL | O_NOFOLLOW) renamed into place: a symlink or file planted at that path is
+    replaced, never written through."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = directory / "admin-api-key"
+    fresh = directory / f".admin-api-key.{secrets.token_hex(8)}"
+    fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(key + "\n")
+        os.replace(fresh, path)
+    except BaseException:
+        fresh.unlink(missing_ok=True)
+        raise
+    return path
 
 
 @main.command()
@@ -336,7 +363,7 @@ def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> N
     as in the batch call, with an optional "namespace"). New keys load at COPY speed;
     known keys are observed as usual (reinforced or superseded). A file made by
     `hindsight export` is restored as it was instead, into an empty namespace."""
-    from hindsight.services.bulk_import import BulkImporter, parse_line
+    from hindsight.services.bulk_import import BulkImporter, ImportId, parse_line
     from hindsight.services.export import is_export
 
     settings = load_settings()
@@ -363,8 +390,10 @@ def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> N
         return
 
     total = 0
+    import_id = ImportId(namespace)
     for number, line in lines():  # check everything before writing anything
         parse_line(line, namespace, number)
+        import_id.add(number, line)
         total += 1
 
     async def go(url: str) -> None:
@@ -374,6 +403,7 @@ def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> N
                 report = await importer.run(
                     (parse_line(line, namespace, n) for n, line in lines()),
                     total=total,
+                    import_id=import_id.hexdigest(),
                     rebuild_indexes=rebuild_indexes,
                     progress=bar.update,
                 )
@@ -385,6 +415,8 @@ def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> N
                     "observed": report.observed,
                     "outcomes": report.outcomes,
                     "indexes_rebuilt": report.indexes_rebuilt,
+                    "already_written": report.already_written,
+                    "finished_before": report.finished_before,
                 }
             )
         )

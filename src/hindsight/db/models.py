@@ -678,3 +678,28 @@ Index(
     recall_feedback.c.namespace,
     recall_feedback.c.memory_id,
 )
+
+bulk_imports = Table(
+    "bulk_imports",
+    metadata,
+    Column(
+        "id",
+        Text,
+        primary_key=True,
+        comment="SHA-256 of the input's lines and default namespace: the same input, the same id.",
+    ),
+    Column("lines", Integer, nullable=False, comment="Memories in the input."),
+    _timestamp("started_at", "When the first run of this input began."),
+    _timestamp("finished_at", "When a run got through every line.", nullable=True, default=False),
+    comment="`hindsight import` runs by input, so a re-run skips what an earlier run wrote.",
+)
+
+bulk_import_lines = Table(
+    "bulk_import_lines",
+    metadata,
+    Column("import_id", Text, primary_key=True, comment="bulk_imports.id."),
+    Column("line", Integer, primary_key=True, comment="Line number written (1-based)."),
+    ForeignKeyConstraint(["import_id"], ["bulk_imports.id"], ondelete="CASCADE"),
+    comment="Lines of an unfinished import already written, committed with them; "
+    "deleted when the import finishes.",
+)

@@ -37,22 +37,31 @@ class PurgeReport:
 
 
 async def run_once(pool: AsyncConnectionPool[Connection], settings: Settings) -> PurgeReport:
+    """Each batch and each step commits on its own, so no lock is held for the whole pass
+    and what is done stays done if a later step fails."""
     report = PurgeReport()
-    async with pool.connection() as conn, conn.transaction():
+    async with pool.connection() as conn:
         if not await store.try_lock(conn):
             return report  # another replica is at it
-        report.ran = True
-        while True:
-            n = await store.purge_expired_steps(conn)
-            report.expired_steps += n
-            if n < 10_000:
-                break
-        report.expired_sessions = await store.purge_expired_sessions(conn)
-        if settings.recall_log_retention_days > 0:
-            report.recall_log_rows = await store.purge_recall_log(
-                conn, settings.recall_log_retention_days
-            )
-        report.keyword_rows_merged = await store.compact_keyword_stats(conn)
+        try:
+            report.ran = True
+            while True:
+                async with conn.transaction():
+                    n = await store.purge_expired_steps(conn)
+                report.expired_steps += n
+                if n < 10_000:
+                    break
+            async with conn.transaction():
+                report.expired_sessions = await store.purge_expired_sessions(conn)
+            if settings.recall_log_retention_days > 0:
+                async with conn.transaction():
+                    report.recall_log_rows = await store.purge_recall_log(
+                        conn, settings.recall_log_retention_days
+                    )
+            async with conn.transaction():
+                report.keyword_rows_merged = await store.compact_keyword_stats(conn)
+        finally:
+            await store.unlock(conn)
     return report
 
 

@@ -5,6 +5,11 @@ gathered so far every `interval` (one UPDATE for all counts, one INSERT for all 
 entries), with `synchronous_commit = off`: the commit does not wait for the disk, yet a
 killed service loses nothing it has flushed — only a crash of PostgreSQL itself could drop
 the last few hundred milliseconds. On shutdown everything pending is written before exit.
+
+While PostgreSQL is unreachable the pending data waits, within a bound (the oldest log
+entries, and counts for memories not yet pending, are dropped beyond it, with a log line).
+A batch the database refuses is split until the entry it refuses is found; that one is
+dropped with a log line, so it cannot hold back everything recorded after it.
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections import deque
 from datetime import datetime
 
+import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from hindsight.background import BackgroundLoop
@@ -25,29 +32,72 @@ from hindsight.stores.recall_log import RecallEntry
 
 log = logging.getLogger(__name__)
 
+MAX_PENDING_ENTRIES = 10_000
+MAX_PENDING_COUNTS = 100_000
+
+# by (namespace, memory id): the access table's key leads with the namespace
+_Counts = dict[tuple[str, uuid.UUID], tuple[int, datetime]]
+# errors that say nothing about the data: wait and write the same batch again
+_TRANSIENT = (psycopg.OperationalError, OSError)
+
 
 class AccessRecorder(BackgroundLoop):
-    def __init__(self, pool: AsyncConnectionPool[Connection], *, interval: float) -> None:
+    def __init__(
+        self,
+        pool: AsyncConnectionPool[Connection],
+        *,
+        interval: float,
+        max_entries: int = MAX_PENDING_ENTRIES,
+        max_counts: int = MAX_PENDING_COUNTS,
+    ) -> None:
         super().__init__("hindsight-access-recorder", self._run)
         self._pool = pool
         self._interval = interval
-        self._counts: dict[tuple[str, uuid.UUID], tuple[int, datetime]] = {}
-        self._entries: list[RecallEntry] = []
+        self._max_entries = max_entries
+        self._max_counts = max_counts
+        self._counts: _Counts = {}
+        self._entries: deque[RecallEntry] = deque()
+        self._dropped_entries = 0
+        self._dropped_counts = 0
         self._wake = asyncio.Event()
         self._closing = False
         self._flush_lock = asyncio.Lock()
 
     def record(self, entry: RecallEntry) -> None:
-        for memory_id in entry.result_ids:
-            key = (entry.namespace, memory_id)
-            n, _ = self._counts.get(key, (0, entry.created_at))
-            self._counts[key] = (n + 1, entry.created_at)
+        self._merge_counts(
+            {(entry.namespace, i): (1, entry.created_at) for i in entry.result_ids}
+        )
         self._entries.append(entry)
+        self._trim()
         self._wake.set()
 
     @property
     def pending(self) -> int:
         return len(self._entries)
+
+    def _merge_counts(self, counts: _Counts) -> None:
+        for memory_id, (n, at) in counts.items():
+            known = self._counts.get(memory_id)
+            if known is None and len(self._counts) >= self._max_counts:
+                self._dropped_counts += 1
+                continue
+            m, later = known or (0, at)
+            self._counts[memory_id] = (n + m, max(at, later))
+
+    def _trim(self) -> None:
+        while len(self._entries) > self._max_entries:
+            self._entries.popleft()
+            self._dropped_entries += 1
+
+    def _report_drops(self) -> None:
+        if self._dropped_entries or self._dropped_counts:
+            log.warning(
+                "access recorder over its bound while PostgreSQL lagged: dropped %d recall "
+                "log entries (oldest first) and the counts of %d memories",
+                self._dropped_entries,
+                self._dropped_counts,
+            )
+            self._dropped_entries = self._dropped_counts = 0
 
     async def _run(self) -> None:
         while not self._closing:
@@ -56,32 +106,62 @@ class AccessRecorder(BackgroundLoop):
             self._wake.clear()
             try:
                 await self.flush()
-            except Exception:  # keep the data and try again on the next tick
+            except Exception:  # unreachable: keep the data and try again on the next tick
                 log.exception("writing access counts failed; will retry")
                 await asyncio.sleep(min(5.0, self._interval * 20))
                 self._wake.set()
+            self._report_drops()
 
     async def flush(self) -> None:
         async with self._flush_lock:
             if not self._entries and not self._counts:
                 return
-            counts, entries = self._counts, self._entries
-            self._counts, self._entries = {}, []
-            try:
-                async with self._pool.connection() as conn, conn.transaction():
-                    await conn.execute("SET LOCAL synchronous_commit = off")
-                    if counts:
-                        await memory_store.record_access(conn, counts)
-                        await lifecycle_store.warm(conn, list(counts))  # recalled: not cold
-                    if entries:
-                        await recall_log.insert_many(conn, entries)
-            except BaseException:
-                # put them back, merged with anything recorded meanwhile
-                for key, (n, at) in counts.items():
-                    m, later = self._counts.get(key, (0, at))
-                    self._counts[key] = (n + m, max(at, later))
-                self._entries[:0] = entries
-                raise
+            counts, entries = self._counts, list(self._entries)
+            self._counts, self._entries = {}, deque()
+            # each part is a batch to write; a refused one is split in two
+            todo: list[tuple[_Counts, list[RecallEntry]]] = [(counts, entries)]
+            while todo:
+                part_counts, part_entries = todo.pop()
+                try:
+                    await self._write(part_counts, part_entries)
+                except _TRANSIENT:
+                    self._put_back([(part_counts, part_entries), *todo])
+                    raise
+                except Exception as exc:
+                    if len(part_counts) + len(part_entries) <= 1:
+                        self._drop(part_counts, part_entries, exc)
+                    else:
+                        todo.extend(reversed(_halves(part_counts, part_entries)))
+                except BaseException:
+                    self._put_back([(part_counts, part_entries), *todo])
+                    raise
+            self._report_drops()
+
+    async def _write(self, counts: _Counts, entries: list[RecallEntry]) -> None:
+        async with self._pool.connection() as conn, conn.transaction():
+            await recall_log.relax_commit(conn)
+            if counts:
+                await memory_store.record_access(conn, counts)
+                await lifecycle_store.warm(conn, list(counts))  # recalled: not cold
+            if entries:
+                await recall_log.insert_many(conn, entries)
+
+    def _put_back(self, parts: list[tuple[_Counts, list[RecallEntry]]]) -> None:
+        """Return unwritten parts, merged with anything recorded meanwhile (older first)."""
+        for part_counts, _ in parts:
+            self._merge_counts(part_counts)
+        unwritten = sorted((e for _, es in parts for e in es), key=lambda e: e.created_at)
+        self._entries.extendleft(reversed(unwritten))
+        self._trim()
+
+    @staticmethod
+    def _drop(counts: _Counts, entries: list[RecallEntry], exc: BaseException) -> None:
+        what = (
+            f"recall log entry {entries[0].id} (namespace {entries[0].namespace!r})"
+            if entries
+            else f"access count of memory {next(iter(counts))}"
+        )
+        log.error("dropped the %s: the database refuses it (%s)", what, type(exc).__name__)
 
     async def aclose(self) -> None:
         self._closing = True
@@ -98,3 +178,15 @@ class AccessRecorder(BackgroundLoop):
             len(self._entries),
             len(self._counts),
         )
+
+
+def _halves(counts: _Counts, entries: list[RecallEntry]) -> list[tuple[_Counts, list[RecallEntry]]]:
+    """Two smaller batches: the counts apart from the entries first, then each in halves."""
+    if counts and entries:
+        return [(counts, []), ({}, entries)]
+    if counts:
+        items = list(counts.items())
+        mid = len(items) // 2
+        return [(dict(items[:mid]), []), (dict(items[mid:]), [])]
+    mid = len(entries) // 2
+    return [({}, entries[:mid]), ({}, entries[mid:])]

@@ -1,71 +1,68 @@
 """Bulk import: many memories at COPY speed (`hindsight import`).
 
-Rows whose (namespace, key) is new go in with binary COPY, thousands per statement, so
-the history and keyword-statistics triggers run once per chunk. Everything else — a key
-that already exists, or a key the input names again later — goes through the ordinary
-observe path afterwards, in input order, so reinforcement and supersession mean exactly
-what they mean anywhere else.
+Rows whose (namespace, key) is new are staged with binary COPY, thousands per statement,
+and merged into long_term_memory in the same transaction, so the history and
+keyword-statistics triggers run once per chunk and a key another client writes meanwhile
+is not an error: it joins the rest. Everything else — a key that already exists, or a key
+the input names again later — goes through the ordinary observe path afterwards, in input
+order, so reinforcement and supersession mean exactly what they mean anywhere else.
+
+A re-run is idempotent. An import is identified by a hash of its lines (and default
+namespace); every line written is recorded in the transaction that writes it, so running
+the same input again after a failure writes only what is missing (nothing is reinforced
+twice), and running it again after it finished does nothing.
 
 For a large load into a table that is small next to it, the HNSW indexes are dropped first
 and built once at the end, which is several times faster than keeping them up to date row
-by row (measured in benchmarks/). Recall still answers meanwhile, by exact search.
+by row (measured in benchmarks/), and concurrently, so writes go on meanwhile. Recall still
+answers by exact search. An import killed in between leaves them dropped: the service
+notices and builds them (services/search_indexes.py). An advisory lock keeps one import or
+index build at a time.
 Near-duplicate merging does not apply to imports: they are for data known to be distinct.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
+import psycopg
 from pgvector import HalfVector
+from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
-from hindsight.db.schema import SEARCH_INDEXES, index_build_session
 from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import document_vector
-from hindsight.services.memory import MemoryService, Observation, memory_text, normalise_tags
+from hindsight.services.memory import (
+    MemoryService,
+    Observation,
+    Outcome,
+    memory_text,
+    normalise_tags,
+)
 from hindsight.services.redaction import scrub_claims
 from hindsight.services.roles import Role
+from hindsight.services.search_indexes import build_missing
+from hindsight.stores import imports as store
+from hindsight.stores import search_indexes as index_store
 
 CHUNK = 5_000
 # Rebuild the search indexes when the import at least doubles the table.
 REBUILD_RATIO = 1.0
-
-_COPY = (
-    "COPY long_term_memory (id, namespace, mem_key, mem_value, memory_type, embedding, "
-    "keywords, keyword_terms, confidence, importance, source, tags, metadata, verified, "
-    "permanent, changed_by) FROM STDIN WITH (FORMAT BINARY)"
-)
-_TYPES = [
-    "uuid",
-    "text",
-    "text",
-    "text",
-    "text",
-    "halfvec",
-    "sparsevec",
-    "int4[]",
-    "numeric",
-    "float8",
-    "text",
-    "text[]",
-    "jsonb",
-    "bool",
-    "bool",
-    "text",
-]
 
 
 @dataclass(frozen=True)
 class ImportItem:
     namespace: str
     observation: Observation
+    line: int = 0  # set by the importer: its 1-based position, what a re-run knows it by
 
 
 @dataclass
@@ -74,6 +71,21 @@ class ImportReport:
     observed: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
     indexes_rebuilt: bool = False
+    already_written: int = 0  # lines an earlier run of the same input wrote
+    finished_before: str | None = None  # set when an earlier run finished this input
+
+
+class ImportId:
+    """A hash of an input's lines and default namespace, fed line by line."""
+
+    def __init__(self, default_namespace: str | None) -> None:
+        self._hash = hashlib.sha256((default_namespace or "").encode() + b"\n")
+
+    def add(self, number: int, line: str) -> None:
+        self._hash.update(f"{number}\t{line.rstrip()}\n".encode())
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
 
 
 def chunks(items: Iterable[ImportItem], size: int) -> Iterator[list[ImportItem]]:
@@ -100,55 +112,17 @@ class BulkImporter:
         self._embedder = embedder
         self._memories = memories
 
-    async def _table_size(self) -> int:
-        async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT reltuples::bigint AS n FROM pg_class WHERE relname = 'long_term_memory'"
-            )
-            row = await cur.fetchone()
-        return max(0, int(row["n"])) if row else 0
-
-    async def _drop_indexes(self) -> None:
-        async with self._pool.connection() as conn:
-            for name in SEARCH_INDEXES:
-                await conn.execute(f"DROP INDEX IF EXISTS {name}")
-
-    async def _build_indexes(self) -> None:
-        async with self._pool.connection() as conn:
-            await conn.execute("ANALYZE long_term_memory")
-            cur = await conn.execute(
-                "SELECT reltuples::bigint AS n FROM pg_class WHERE relname = 'long_term_memory'"
-            )
-            rows = int((await cur.fetchone() or {"n": 0})["n"])
-            cur = await conn.execute(
-                "SELECT indexname FROM pg_indexes WHERE tablename = 'long_term_memory'"
-            )
-            present = {r["indexname"] for r in await cur.fetchall()}
-            async with index_build_session(
-                conn, rows, self._embedder.dimensions, self._settings.index_build_memory_mb
-            ):
-                for name, ddl in SEARCH_INDEXES.items():
-                    if name not in present:
-                        await conn.execute(ddl)
-
-    async def _existing(self, items: list[ImportItem]) -> set[tuple[str, str]]:
-        async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT m.namespace, m.mem_key FROM long_term_memory m "
-                "JOIN unnest(%s::text[], %s::text[]) AS x(ns, key) "
-                "ON m.namespace = x.ns AND m.mem_key = x.key WHERE m.status = 'active'",
-                ([i.namespace for i in items], [i.observation.key for i in items]),
-            )
-            return {(r["namespace"], r["mem_key"]) for r in await cur.fetchall()}
-
-    async def _copy(self, items: list[ImportItem], actor: str) -> None:
+    async def _copy(self, import_id: str, items: list[ImportItem], actor: str) -> set[int]:
+        """Stage and merge one chunk in one transaction; the lines written (the others'
+        keys became active meanwhile)."""
         texts = [memory_text(i.observation.key, i.observation.value) for i in items]
         vectors = await self._embedder.embed(texts)
         initial = Decimal(str(self._settings.initial_confidence))
         async with self._pool.connection() as conn, conn.transaction():
-            await conn.execute("SELECT set_config('hindsight.actor', %s, true)", (actor,))
-            async with conn.cursor().copy(_COPY) as copy:
-                copy.set_types(_TYPES)
+            await store.set_actor(conn, actor)
+            await store.stage(conn)
+            async with conn.cursor().copy(store.STAGE_COPY) as copy:
+                copy.set_types(store.STAGE_TYPES)
                 for item, text, vector in zip(items, texts, vectors, strict=True):
                     o = item.observation
                     keywords, terms = document_vector(text)
@@ -171,8 +145,10 @@ class BulkImporter:
                             o.verified,
                             o.permanent,
                             actor,
+                            item.line,
                         )
                     )
+            return await store.merge(conn, import_id)
 
     def _scrubbed(self, item: ImportItem) -> ImportItem:
         """Secrets redacted (or refused) as in any other write: COPY skips the observe path."""
@@ -187,42 +163,90 @@ class BulkImporter:
         items: Iterable[ImportItem],
         *,
         total: int,
+        import_id: str,
         actor: str = "import",
         rebuild_indexes: bool | None = None,
         progress: Callable[[int], None] = lambda n: None,
     ) -> ImportReport:
         report = ImportReport()
-        if rebuild_indexes is None:
-            rebuild_indexes = total >= 10_000 and total >= REBUILD_RATIO * await self._table_size()
-        if rebuild_indexes:
-            await self._drop_indexes()
-            report.indexes_rebuilt = True
+        # one import or index build at a time, held until the indexes are back; on a
+        # connection of its own, so the pool keeps all of its connections for the work
+        conninfo = self._pool.conninfo
+        assert isinstance(conninfo, str)  # open_pool gives a URL
+        async with await psycopg.AsyncConnection.connect(
+            conninfo, autocommit=True, row_factory=dict_row
+        ) as lock_conn:
+            await index_store.lock(lock_conn)
+            try:
+                await self._run(items, total, import_id, actor, rebuild_indexes, progress, report)
+            finally:
+                await index_store.unlock(lock_conn)
+        return report
+
+    async def _run(
+        self,
+        items: Iterable[ImportItem],
+        total: int,
+        import_id: str,
+        actor: str,
+        rebuild_indexes: bool | None,
+        progress: Callable[[int], None],
+        report: ImportReport,
+    ) -> None:
+        async with self._pool.connection() as conn:
+            earlier = await store.begin(conn, import_id, total)
+            if earlier["finished_at"] is not None:
+                report.finished_before = earlier["finished_at"].isoformat()
+                report.already_written = total
+                return
+            if rebuild_indexes is None:
+                rows = await index_store.table_rows(conn)
+                rebuild_indexes = total >= 10_000 and total >= REBUILD_RATIO * rows
+            if rebuild_indexes:
+                for name in await index_store.present(conn):
+                    await index_store.drop(conn, name)
+                report.indexes_rebuilt = True
         later: list[ImportItem] = []  # keys seen before: observed in order at the end
         seen: set[tuple[str, str]] = set()
         try:
-            for batch in chunks(items, CHUNK):
-                batch = [self._scrubbed(i) for i in batch]
-                existing = await self._existing(batch)
+            numbered = (i if i.line else replace(i, line=n) for n, i in enumerate(items, start=1))
+            for batch in chunks(numbered, CHUNK):
+                async with self._pool.connection() as conn:
+                    done = await store.written(conn, import_id, [i.line for i in batch])
                 fresh: list[ImportItem] = []
+                deferred = len(later)
                 for item in batch:
                     key = (item.namespace, item.observation.key)
-                    if key in seen or key in existing:
+                    if item.line in done:
+                        report.already_written += 1
+                        seen.add(key)
+                    elif key in seen:
                         later.append(item)
                     else:
                         seen.add(key)
                         fresh.append(item)
                 if fresh:
-                    # One namespace's rows side by side: recall of a small namespace reads
-                    # every row of it, and reads fewer pages when they share them.
-                    fresh.sort(key=lambda i: i.namespace)
-                    await self._copy(fresh, actor)
-                    report.copied += len(fresh)
-                progress(len(fresh))
+                    copied = await self._copy(import_id, fresh, actor)
+                    report.copied += len(copied)
+                    # a key that is active already (or became so meanwhile) is observed
+                    later.extend(i for i in fresh if i.line not in copied)
+                progress(len(batch) - (len(later) - deferred))  # the rest count when observed
         finally:
             if rebuild_indexes:
-                await self._build_indexes()
+                async with self._pool.connection() as conn:
+                    await build_missing(
+                        conn, self._embedder.dimensions, self._settings.index_build_memory_mb
+                    )
+        later.sort(key=lambda i: i.line)
         for namespace, group in _by_namespace(later):
             for part in chunks(group, 1000):
+                lines = [i.line for i in part]
+
+                async def record(
+                    conn: Connection, _: list[Outcome], lines: list[int] = lines
+                ) -> None:
+                    await store.mark_written(conn, import_id, lines)
+
                 outcomes = await self._memories.observe(
                     namespace,
                     [i.observation for i in part],
@@ -230,12 +254,14 @@ class BulkImporter:
                     # the operator's own tool, run with database access
                     role=Role.ADMIN,
                     dedup=False,
+                    then=record,
                 )
                 report.observed += len(outcomes)
                 for o in outcomes:
                     report.outcomes[o.outcome] = report.outcomes.get(o.outcome, 0) + 1
                 progress(len(part))
-        return report
+        async with self._pool.connection() as conn:
+            await store.finish(conn, import_id)
 
 
 def _by_namespace(items: list[ImportItem]) -> Iterator[tuple[str, list[ImportItem]]]:

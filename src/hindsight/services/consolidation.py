@@ -18,14 +18,15 @@ summary.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
-from dataclasses import asdict
+from dataclasses import replace
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from hindsight import limits, redact
 from hindsight.background import BackgroundLoop
@@ -36,7 +37,13 @@ from hindsight.ids import uuid7
 from hindsight.llm import LLM
 from hindsight.llm.prompts import SUMMARY_SYSTEM, summary_user
 from hindsight.observability import metrics
-from hindsight.services.distill import Candidate, Distiller, screen
+from hindsight.services.consolidation_result import Progress
+from hindsight.services.distill import (
+    TRANSCRIPT_MAX_CHARS,
+    Candidate,
+    Distiller,
+    screen,
+)
 from hindsight.services.memory import MemoryService, Outcome
 from hindsight.services.redaction import redact_quietly
 from hindsight.stores import jobs as store
@@ -48,10 +55,19 @@ log = logging.getLogger(__name__)
 # Steps shorter than this are shown whole; a summary would not save anything.
 SUMMARIZE_MIN_CHARS = 240
 _SUMMARY_BATCH = 40
+# A job reads the steps past the mark in windows this big: what one LLM prompt holds (a
+# single longer step makes a window of its own), and a bound on what a job holds in memory.
+WINDOW_MAX_CHARS = TRANSCRIPT_MAX_CHARS
+WINDOW_MAX_STEPS = 1_000
 
 
 class _Raced(Exception):
     """Another job moved the session's mark first; this one must start over."""
+
+
+class _LeaseLost(Exception):
+    """The job was taken over by another worker (this one's lease ran out): what this
+    attempt did is rolled back, and the job is left to its new owner."""
 
 
 class _Summary(BaseModel):
@@ -61,12 +77,6 @@ class _Summary(BaseModel):
 
 class _SummariesOut(BaseModel):
     summaries: list[_Summary] = Field(default_factory=list)
-
-
-def _outcome_json(o: Outcome) -> dict[str, Any]:
-    out = {k: v for k, v in asdict(o).items() if v is not None}
-    out["id"] = str(o.id)
-    return out
 
 
 def marked_memories(steps: list[dict[str, Any]]) -> tuple[list[Candidate], list[dict[str, Any]]]:
@@ -86,9 +96,22 @@ def marked_memories(steps: list[dict[str, Any]]) -> tuple[list[Candidate], list[
                     }
                 )
                 continue
-            found.append(
-                Candidate.model_validate({**item, "importance": item.get("importance", 1.0)})
-            )
+            try:
+                found.append(
+                    Candidate.model_validate({**item, "importance": item.get("importance", 1.0)})
+                )
+            except ValidationError as exc:
+                # one bad item must not fail the job (and with it every other item) for good
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or 'item'}: {e['msg']}"
+                    for e in exc.errors()
+                )
+                skipped.append(
+                    {
+                        "step_index": step["step_index"],
+                        "reason": f"metadata.memory item is invalid: {problems}",
+                    }
+                )
     return found, skipped
 
 
@@ -123,13 +146,24 @@ class ConsolidationService:
     async def run_next(self) -> bool:
         """Claim and run one job; False when there was none to run."""
         async with self._pool.connection() as conn:
-            job = await store.claim(conn, self._settings.job_lease_seconds)
+            job = await store.claim(
+                conn, self._settings.job_lease_seconds, self._settings.job_max_attempts
+            )
         if job is None:
             return False
         started = time.perf_counter()
         outcome = "succeeded"
+        lease = asyncio.create_task(self._keep_lease(job))
         try:
             await self._run(job)
+        except _LeaseLost:
+            outcome = "taken_over"
+            log.warning(
+                "consolidation job %s (attempt %s) was taken over by another worker; "
+                "its result is that worker's",
+                job["id"],
+                job["attempts"],
+            )
         except asyncio.CancelledError:
             # shutting down: hand the job back now rather than when its lease runs out
             await self._reschedule(job, "interrupted by a shutdown", 0)
@@ -143,40 +177,95 @@ class ConsolidationService:
             log.exception("consolidation job %s failed", job["id"])
             # the job's error is shown to API callers: no input values in it (the log has them)
             outcome = await self._reschedule(job, redact.failure(exc), 5.0 * job["attempts"])
+        finally:
+            lease.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await lease
         metrics.JOB_SECONDS.labels(outcome).observe(time.perf_counter() - started)
         return True
 
+    async def _keep_lease(self, job: dict[str, Any]) -> None:
+        """Renew the lease while the job runs, so a slow job is not taken over."""
+        every = self._settings.job_lease_seconds / 3
+        while True:
+            await asyncio.sleep(every)
+            try:
+                async with self._pool.connection() as conn:
+                    held = await store.renew(
+                        conn, job["id"], job["attempts"], self._settings.job_lease_seconds
+                    )
+            except Exception as exc:  # a blip; the next renewal may still be in time
+                log.warning("renewing the lease of job %s failed: %s", job["id"], exc)
+                continue
+            if not held:
+                return  # taken over: the fence refuses this attempt's writes
+
     async def _reschedule(self, job: dict[str, Any], error: str, delay: float) -> str:
         """Retry the job later, or give up on it: which of the two ("retry", "failed")."""
+        attempt = job["attempts"]
         async with self._pool.connection() as conn:
-            if job["attempts"] >= self._settings.job_max_attempts:
+            if attempt >= self._settings.job_max_attempts:
                 await store.fail(
-                    conn, job["id"], f"gave up after {job['attempts']} attempts: {error}"
+                    conn, job["id"], attempt, f"gave up after {attempt} attempts: {error}"
                 )
                 return "failed"
-            await store.retry_later(conn, job["id"], error, delay)
+            await store.retry_later(conn, job["id"], attempt, error, delay)
             return "retry"
 
     async def _run(self, job: dict[str, Any]) -> None:
+        """Distil the steps past the mark window by window (each within the LLM's prompt
+        budget), moving the mark past each window only as it commits: nothing past the
+        mark is skipped, however long the session."""
         namespace, session_id = job["namespace"], job["session_id"]
-        async with self._pool.connection() as conn:
-            mark = await store.consolidation_mark(conn, namespace, session_id)
-            steps = (
-                [] if mark is None else await store.steps_after(conn, namespace, session_id, mark)
-            )
         method = "llm" if self._llm is not None else "deterministic"
-        if mark is None or not steps:
-            note = "the session no longer exists" if mark is None else "no new steps"
+        progress = Progress()
+        while True:
             async with self._pool.connection() as conn:
-                await store.succeed(
-                    conn,
-                    job["id"],
-                    method=method,
-                    from_step=None,
-                    through_step=None,
-                    result={"method": method, "note": note, "observed": []},
+                mark = await store.consolidation_mark(conn, namespace, session_id)
+                window = (
+                    []
+                    if mark is None
+                    else await store.steps_after(
+                        conn,
+                        namespace,
+                        session_id,
+                        mark,
+                        max_chars=WINDOW_MAX_CHARS,
+                        max_steps=WINDOW_MAX_STEPS,
+                    )
                 )
-            return
+                more = bool(window) and await store.has_steps_after(
+                    conn, namespace, session_id, window[-1]["step_index"]
+                )
+            if mark is None or not window:
+                # only a first window can be empty: a later one is read only when `more`
+                note = "the session no longer exists" if mark is None else "no new steps"
+                async with self._pool.connection() as conn:
+                    await store.succeed(
+                        conn,
+                        job["id"],
+                        job["attempts"],
+                        method=method,
+                        from_step=None,
+                        through_step=None,
+                        result={"method": method, "note": note, "observed": []},
+                    )
+                return
+            progress = await self._window(job, mark, window, progress, final=not more)
+            if not more:
+                return
+
+    async def _window(
+        self,
+        job: dict[str, Any],
+        mark: int,
+        steps: list[dict[str, Any]],
+        progress: Progress,
+        *,
+        final: bool,
+    ) -> Progress:
+        namespace, session_id = job["namespace"], job["session_id"]
+        method = "llm" if self._llm is not None else "deterministic"
         through = steps[-1]["step_index"]
         source = f"session:{session_id}"
         skipped: list[dict[str, Any]] = []
@@ -206,6 +295,7 @@ class ConsolidationService:
             i: redact_quietly(self._settings, namespace, text) for i, text in summaries.items()
         }
         summarized: list[dict[str, Any]] = []
+        done = progress
 
         async def commit(conn: Connection, outcomes: list[Outcome]) -> None:
             if not await store.advance_mark(
@@ -214,29 +304,33 @@ class ConsolidationService:
                 raise _Raced()
             summarized.clear()  # a deadlock retry runs this again
             summarized.extend(await store.set_summaries(conn, namespace, session_id, summaries))
-            result = {
-                "method": method,
-                "note": note,
-                "observed": [_outcome_json(o) for o in outcomes],
-                "dropped": distilled.dropped,
-                "skipped": skipped,
-                "summaries_written": len(summarized),
-                "existing_memories_shown": distilled.existing_shown,
-            }
-            await store.succeed(
+            nonlocal done
+            done = replace(progress)  # from the last commit again on a deadlock retry
+            done.add(steps, outcomes, distilled, skipped, len(summarized))
+            if not final:
+                # not done yet: only make sure the job is still this attempt's
+                if not await store.renew(
+                    conn, job["id"], job["attempts"], self._settings.job_lease_seconds
+                ):
+                    raise _LeaseLost()
+                return
+            if not await store.succeed(
                 conn,
                 job["id"],
+                job["attempts"],
                 method=method,
-                from_step=steps[0]["step_index"],
+                from_step=done.from_step,
                 through_step=through,
-                result=result,
-            )
+                result=done.result(method, note, WINDOW_MAX_CHARS),
+            ):
+                raise _LeaseLost()
 
         await self._memories.observe(
             namespace, [k.observation for k in distilled.kept], actor="consolidation", then=commit
         )
         for step in summarized:
             await self._hot.replaced(namespace, session_id, step)
+        return done
 
     async def _llm_summaries(self, steps: list[dict[str, Any]]) -> dict[int, str]:
         assert self._llm is not None

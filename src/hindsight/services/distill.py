@@ -23,7 +23,7 @@ from hindsight.text.filler import is_filler
 MEMORY_TYPES = ("fact", "preference", "experience", "reflection", "relation")
 _RELATED_WINDOWS = 10
 _RELATED_PER_WINDOW = 5
-_TRANSCRIPT_MAX_CHARS = 60_000
+TRANSCRIPT_MAX_CHARS = 60_000
 
 
 class Candidate(BaseModel):
@@ -198,7 +198,7 @@ def _trim(transcript: list[dict[str, Any]]) -> list[dict[str, Any]]:
     total = 0
     for message in reversed(transcript):
         total += len(message["content"])
-        if total > _TRANSCRIPT_MAX_CHARS and kept:
+        if total > TRANSCRIPT_MAX_CHARS and kept:
             break
         kept.append(message)
     kept.reverse()

@@ -15,9 +15,11 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.errors import Conflict, NotFound
+from hindsight.ids import uuid7
 from hindsight.observability import metrics
 from hindsight.services.consolidation import ConsolidationService
 from hindsight.services.redaction import Scrubber
+from hindsight.stores import jobs as jobs_store
 from hindsight.stores import steps as store
 from hindsight.stores.hot_steps import HotSteps
 
@@ -129,27 +131,11 @@ class SessionService:
         if not newest or newest[0]["step_index"] == 0:
             return Context(newest, [], 0)
         async with self._pool.connection() as conn:
-            older = await store.older(
-                conn, namespace, session_id, newest[0]["step_index"], limit=10_000
-            )
-        earlier: list[dict[str, Any]] = []
-        spent = 0
-        for step in older:
-            text = step["summary"] if step["summary"] is not None else step["content"]
-            if spent + len(text) > max_chars:
-                break
-            spent += len(text)
-            earlier.append(
-                {
-                    "step_index": step["step_index"],
-                    "role": step["role"],
-                    "text": text,
-                    "summarized": step["summary"] is not None,
-                    "created_at": step["created_at"],
-                }
+            earlier, older = await store.earlier_within(
+                conn, namespace, session_id, newest[0]["step_index"], max_chars
             )
         earlier.reverse()
-        return Context(newest, earlier, len(older) - len(earlier))
+        return Context(newest, earlier, older - len(earlier))
 
     async def session(self, namespace: str, session_id: str) -> dict[str, Any]:
         async with self._pool.connection() as conn:
@@ -159,12 +145,13 @@ class SessionService:
         return row
 
     async def end(self, namespace: str, session_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        """End the session and queue its consolidation; the session and the job."""
-        async with self._pool.connection() as conn:
+        """End the session and queue its consolidation, in one transaction (an ended
+        session with no job would never be consolidated); the session and the job."""
+        async with self._pool.connection() as conn, conn.transaction():
             row = await store.end(conn, namespace, session_id)
-        if row is None:
-            raise NotFound(f"no session {session_id!r} in namespace {namespace!r}")
-        job = await self._consolidation.enqueue(namespace, session_id, "end")
+            if row is None:
+                raise NotFound(f"no session {session_id!r} in namespace {namespace!r}")
+            job = await jobs_store.enqueue(conn, uuid7(), namespace, session_id, "end")
         return row, job
 
     async def consolidate(self, namespace: str, session_id: str) -> dict[str, Any]:

@@ -11,10 +11,14 @@ Redis trouble never fails a request. After an error, Redis is skipped for a shor
 write was lost are remembered and their keys deleted once Redis answers again, so a stale
 copy is never served by this process; and if Redis restarts (its run id changes), every
 cached session is dropped, since the append-only file may lack its last second of writes.
+The last run id seen is kept through errors (only a separate "check" flag is raised), and
+every new connection compares it too: redis-py reconnects and retries on its own, so a quick
+restart may surface no error at all.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -155,11 +159,21 @@ def _decode(raw: bytes | str, expires_at: datetime) -> dict[str, Any]:
     return step
 
 
+def _run_id_in(info: bytes | str) -> str:
+    text = info.decode() if isinstance(info, bytes) else info
+    for line in text.splitlines():
+        if line.startswith("run_id:"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
 def _expiry_ms(step: dict[str, Any]) -> int:
     return int(step["expires_at"].timestamp() * 1000)
 
 
-def connect(url: str, *, cluster: bool) -> aioredis.Redis | RedisCluster:
+def connect(
+    url: str, *, cluster: bool, on_connect: Any = None
+) -> aioredis.Redis | RedisCluster:
     """A client for one server, or for a Redis Cluster reached through any of its nodes.
 
     Every key of a session shares the `{namespace:session}` hash tag, so each script and
@@ -175,8 +189,14 @@ def connect(url: str, *, cluster: bool) -> aioredis.Redis | RedisCluster:
             max_connections=64,
             retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), retries=2),
         )
+    # a standalone server's restart is also seen on every new connection (`on_connect`):
+    # redis-py reconnects and retries on its own, so a quick restart may raise nothing
     return aioredis.Redis.from_url(
-        url, socket_timeout=0.5, socket_connect_timeout=0.5, max_connections=64
+        url,
+        socket_timeout=0.5,
+        socket_connect_timeout=0.5,
+        max_connections=64,
+        redis_connect_func=on_connect,
     )
 
 
@@ -184,12 +204,19 @@ class HotSteps:
     def __init__(
         self, url: str | None, *, keep: int, pause_seconds: float = 2.0, cluster: bool = False
     ) -> None:
-        self._client = connect(url, cluster=cluster) if url else None
+        self._client = (
+            connect(url, cluster=cluster, on_connect=None if cluster else self._connected)
+            if url
+            else None
+        )
         self._keep = keep
         self._pause = pause_seconds
         self._skip_until = 0.0
         self._stale: set[str] = set()  # sessions whose cached copy may miss a write
-        self._run_id: str | None = None
+        self._run_id: str | None = None  # the last one seen; kept through errors
+        self._check = True  # compare the run id and settle lost writes before the next use
+        self._restarts = 0  # restarts noticed by a new connection, to void reads in flight
+        self._recovering = asyncio.Lock()
         self._append = self._client.register_script(_APPEND) if self._client else None
         self._replace = self._client.register_script(_REPLACE) if self._client else None
         self._fill = self._client.register_script(_FILL) if self._client else None
@@ -204,20 +231,37 @@ class HotSteps:
         """Whether to talk to Redis now; settles lost writes and restarts first."""
         if self._client is None or time.monotonic() < self._skip_until:
             return False
-        if self._stale or self._run_id is None:
-            try:
-                await self._recover()
-            except (RedisError, OSError) as exc:
-                self._fail("recover", exc)
-                return False
+        if self._stale or self._check:
+            if self._recovering.locked():
+                return False  # another call is settling it; Postgres meanwhile
+            async with self._recovering:
+                try:
+                    await self._recover()
+                except (RedisError, OSError) as exc:
+                    self._fail("recover", exc)
+                    return False
         return True
+
+    async def _connected(self, conn: Any) -> None:
+        """Every new connection: the usual handshake, then a look at the server's run id."""
+        await conn.on_connect()
+        await conn.send_command("INFO", "server")
+        run_id = _run_id_in(await conn.read_response())
+        if self._run_id is not None and run_id != self._run_id:
+            self._check = True
+            self._restarts += 1
 
     async def _recover(self) -> None:
         assert self._client is not None
+        self._check = False  # a restart noticed while this runs raises it again
         run_id = await self._server_run_id()
         if self._run_id is not None and run_id != self._run_id:
             log.warning("Redis restarted (run id changed); dropping every cached session")
-            await self._drop_all()
+            try:
+                await self._drop_all()
+            except BaseException:
+                self._check = True
+                raise
         self._run_id = run_id
         while self._stale:
             key = next(iter(self._stale))
@@ -246,7 +290,7 @@ class HotSteps:
         if time.monotonic() >= self._skip_until:
             log.warning("Redis %s failed (%s); serving working memory from Postgres", what, exc)
         self._skip_until = time.monotonic() + self._pause
-        self._run_id = None  # check for a restart once it answers again
+        self._check = True  # compare the run id once it answers again
 
     async def appended(self, namespace: str, session_id: str, step: dict[str, Any]) -> None:
         key = session_key(namespace, session_id)
@@ -272,14 +316,17 @@ class HotSteps:
     async def recent(self, namespace: str, session_id: str, n: int) -> list[dict[str, Any]] | None:
         """The newest `n` steps if the cache provably has them, else None."""
         key = session_key(namespace, session_id)
-        if key in self._stale or not await self._usable():
+        if not await self._usable() or key in self._stale:  # settles lost writes first
             return None
         assert self._read is not None
+        restarts = self._restarts
         try:
             raw = await self._read(keys=[key, expiry_key(namespace, session_id)], args=[n])
         except (RedisError, OSError) as exc:
             self._fail("read", exc)
             return None
+        if self._restarts != restarts:
+            return None  # answered by a restarted Redis before its sessions were dropped
         if not raw:
             return None
         expires_at = datetime.fromisoformat(raw[0].decode())
@@ -295,7 +342,7 @@ class HotSteps:
         if not steps:
             return
         key = session_key(namespace, session_id)
-        if key in self._stale or not await self._usable():
+        if not await self._usable() or key in self._stale:  # settles lost writes first
             return
         assert self._fill is not None
         args: list[Any] = [_expiry_ms(steps[-1]), self._keep, steps[-1]["expires_at"].isoformat()]

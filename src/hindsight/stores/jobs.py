@@ -49,11 +49,22 @@ async def get(conn: Connection, namespace: str, job_id: uuid.UUID) -> dict[str, 
     return await cur.fetchone()
 
 
-async def claim(conn: Connection, lease_seconds: float) -> dict[str, Any] | None:
+async def claim(conn: Connection, lease_seconds: float, max_attempts: int) -> dict[str, Any] | None:
     """Take the oldest runnable job: pending and due, or running with an expired lease
-    (its worker died). SKIP LOCKED lets replicas claim different jobs at once."""
+    (its worker died). SKIP LOCKED lets replicas claim different jobs at once. A job whose
+    worker died on its last allowed attempt is failed instead: a job that kills its process
+    must not be retried forever."""
     cur = await conn.execute(
         f"""
+        WITH gave_up AS (
+            UPDATE consolidation_jobs SET
+                status = 'failed',
+                locked_until = NULL,
+                finished_at = now(),
+                error = 'gave up after ' || attempts || ' attempts: its worker stopped '
+                    || 'before finishing' || coalesce('; last error: ' || error, '')
+            WHERE status = 'running' AND locked_until < now() AND attempts >= %(max)s
+        )
         UPDATE consolidation_jobs j SET
             status = 'running',
             attempts = j.attempts + 1,
@@ -61,52 +72,79 @@ async def claim(conn: Connection, lease_seconds: float) -> dict[str, Any] | None
             started_at = coalesce(j.started_at, now())
         WHERE j.id = (
             SELECT id FROM consolidation_jobs
-            WHERE (status = 'pending' AND run_after <= now())
-               OR (status = 'running' AND locked_until < now())
+            WHERE ((status = 'pending' AND run_after <= now())
+                OR (status = 'running' AND locked_until < now()))
+              AND attempts < %(max)s
             ORDER BY created_at
             FOR UPDATE SKIP LOCKED
             LIMIT 1
         )
         RETURNING {JOB_COLUMNS}
         """,
-        {"lease": lease_seconds},
+        {"lease": lease_seconds, "max": max_attempts},
     )
     return await cur.fetchone()
+
+
+# Every update of a claimed job is fenced on its status and attempt: the worker whose lease
+# ran out (and whose job another worker took over) cannot overwrite what the new one does.
+_FENCE = "WHERE id = %(id)s AND status = 'running' AND attempts = %(attempt)s"
+
+
+async def renew(conn: Connection, job_id: uuid.UUID, attempt: int, lease_seconds: float) -> bool:
+    """Extend a running job's lease; False if the job is no longer this attempt's."""
+    cur = await conn.execute(
+        "UPDATE consolidation_jobs SET locked_until = now() + %(lease)s * interval '1 second' "
+        + _FENCE,
+        {"id": job_id, "attempt": attempt, "lease": lease_seconds},
+    )
+    return cur.rowcount == 1
 
 
 async def succeed(
     conn: Connection,
     job_id: uuid.UUID,
+    attempt: int,
     *,
     method: str,
     from_step: int | None,
     through_step: int | None,
     result: dict[str, Any],
-) -> None:
-    await conn.execute(
-        "UPDATE consolidation_jobs SET status = 'succeeded', method = %s, from_step = %s, "
-        "through_step = %s, result = %s, error = NULL, locked_until = NULL, "
-        "finished_at = now() WHERE id = %s",
-        (method, from_step, through_step, Jsonb(result), job_id),
+) -> bool:
+    cur = await conn.execute(
+        "UPDATE consolidation_jobs SET status = 'succeeded', method = %(method)s, "
+        "from_step = %(from)s, through_step = %(through)s, result = %(result)s, error = NULL, "
+        "locked_until = NULL, finished_at = now() " + _FENCE,
+        {
+            "id": job_id,
+            "attempt": attempt,
+            "method": method,
+            "from": from_step,
+            "through": through_step,
+            "result": Jsonb(result),
+        },
     )
+    return cur.rowcount == 1
 
 
 async def retry_later(
-    conn: Connection, job_id: uuid.UUID, error: str, delay_seconds: float
-) -> None:
-    await conn.execute(
-        "UPDATE consolidation_jobs SET status = 'pending', error = %s, locked_until = NULL, "
-        "run_after = now() + %s * interval '1 second' WHERE id = %s",
-        (error, delay_seconds, job_id),
+    conn: Connection, job_id: uuid.UUID, attempt: int, error: str, delay_seconds: float
+) -> bool:
+    cur = await conn.execute(
+        "UPDATE consolidation_jobs SET status = 'pending', error = %(error)s, "
+        "locked_until = NULL, run_after = now() + %(delay)s * interval '1 second' " + _FENCE,
+        {"id": job_id, "attempt": attempt, "error": error, "delay": delay_seconds},
     )
+    return cur.rowcount == 1
 
 
-async def fail(conn: Connection, job_id: uuid.UUID, error: str) -> None:
-    await conn.execute(
-        "UPDATE consolidation_jobs SET status = 'failed', error = %s, locked_until = NULL, "
-        "finished_at = now() WHERE id = %s",
-        (error, job_id),
+async def fail(conn: Connection, job_id: uuid.UUID, attempt: int, error: str) -> bool:
+    cur = await conn.execute(
+        "UPDATE consolidation_jobs SET status = 'failed', error = %(error)s, "
+        "locked_until = NULL, finished_at = now() " + _FENCE,
+        {"id": job_id, "attempt": attempt, "error": error},
     )
+    return cur.rowcount == 1
 
 
 async def consolidation_mark(conn: Connection, namespace: str, session_id: str) -> int | None:
@@ -132,16 +170,37 @@ async def advance_mark(
 
 
 async def steps_after(
-    conn: Connection, namespace: str, session_id: str, after: int
+    conn: Connection,
+    namespace: str,
+    session_id: str,
+    after: int,
+    *,
+    max_chars: int,
+    max_steps: int,
 ) -> list[dict[str, Any]]:
-    """Every step past the mark, expired or not: consolidation must not lose any."""
+    """The oldest steps past the mark, expired or not (consolidation must not lose any),
+    as many as fit in `max_chars` of content (at least one) and `max_steps`."""
     cur = await conn.execute(
-        "SELECT step_index, role, content, summary, metadata, created_at, expires_at "
-        "FROM working_memory WHERE namespace = %s AND session_id = %s AND step_index > %s "
+        "SELECT step_index, role, content, summary, metadata, created_at, expires_at FROM ("
+        "  SELECT w.*, coalesce(sum(octet_length(w.content)) OVER (ORDER BY w.step_index "
+        "    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before"
+        "  FROM working_memory w WHERE w.namespace = %s AND w.session_id = %s "
+        "  AND w.step_index > %s ORDER BY w.step_index LIMIT %s"
+        ") s WHERE s.before = 0 OR s.before + octet_length(s.content) <= %s "
         "ORDER BY step_index",
-        (namespace, session_id, after),
+        (namespace, session_id, after, max_steps, max_chars),
     )
     return await cur.fetchall()
+
+
+async def has_steps_after(conn: Connection, namespace: str, session_id: str, after: int) -> bool:
+    cur = await conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM working_memory WHERE namespace = %s AND session_id = %s "
+        "AND step_index > %s) AS more",
+        (namespace, session_id, after),
+    )
+    row = await cur.fetchone()
+    return bool(row and row["more"])
 
 
 async def set_summaries(

@@ -11,9 +11,15 @@ MAINTENANCE_LOCK = 7_361_582_002
 
 
 async def try_lock(conn: Connection) -> bool:
-    cur = await conn.execute("SELECT pg_try_advisory_xact_lock(%s) AS ok", (MAINTENANCE_LOCK,))
+    """Session level: held across the pass's transactions, released by `unlock` (or by the
+    session's end, if the process dies)."""
+    cur = await conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (MAINTENANCE_LOCK,))
     row = await cur.fetchone()
     return bool(row and row["ok"])
+
+
+async def unlock(conn: Connection) -> None:
+    await conn.execute("SELECT pg_advisory_unlock(%s)", (MAINTENANCE_LOCK,))
 
 
 async def purge_expired_steps(conn: Connection, batch: int = 10_000) -> int:

@@ -193,7 +193,17 @@ async def near_duplicates(
     )
     rows = await cur.fetchall()
     await conn.execute("SET LOCAL enable_sort = on")
-    return {row["position"]: row for row in rows}
+    if not rows:
+        return {}
+    # Lock the twins (in id order) and read them again: one deleted or changed since the
+    # search is no twin any more; reinforcing it would bring back what was just deleted.
+    cur = await conn.execute(
+        "SELECT id, mem_key AS key, mem_value AS value FROM long_term_memory "
+        "WHERE id = ANY(%s) AND status = 'active' ORDER BY id FOR UPDATE",
+        (sorted({row["id"] for row in rows}),),
+    )
+    live = {(r["id"], r["key"], r["value"]) for r in await cur.fetchall()}
+    return {row["position"]: row for row in rows if (row["id"], row["key"], row["value"]) in live}
 
 
 async def get(conn: Connection, namespace: str, memory_id: uuid.UUID) -> dict[str, Any] | None:

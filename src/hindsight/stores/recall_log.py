@@ -27,6 +27,12 @@ class RecallEntry:
     created_at: datetime
 
 
+async def relax_commit(conn: Connection) -> None:
+    """This transaction's commit does not wait for the disk (only a crash of PostgreSQL
+    itself could lose it, never one of the service)."""
+    await conn.execute("SET LOCAL synchronous_commit = off")
+
+
 async def insert_many(conn: Connection, entries: list[RecallEntry]) -> None:
     async with conn.cursor() as cur:
         await cur.executemany(

@@ -113,10 +113,36 @@ async def recent(conn: Connection, namespace: str, session_id: str, n: int) -> l
     return rows
 
 
+_EARLIER = """
+WITH RECURSIVE walk AS (
+    (SELECT w.step_index, w.role, coalesce(w.summary, w.content) AS text,
+            w.summary IS NOT NULL AS summarized, w.created_at,
+            char_length(coalesce(w.summary, w.content)) AS spent
+     FROM working_memory w
+     WHERE w.namespace = %(ns)s AND w.session_id = %(sid)s AND w.step_index < %(before)s
+       AND w.expires_at > now()
+     ORDER BY w.step_index DESC LIMIT 1)
+    UNION ALL
+    SELECT n.* FROM walk p CROSS JOIN LATERAL (
+        SELECT w.step_index, w.role, coalesce(w.summary, w.content),
+               w.summary IS NOT NULL, w.created_at,
+               p.spent + char_length(coalesce(w.summary, w.content))
+        FROM working_memory w
+        WHERE w.namespace = %(ns)s AND w.session_id = %(sid)s
+          AND w.step_index < p.step_index AND w.expires_at > now()
+        ORDER BY w.step_index DESC LIMIT 1
+    ) n
+    WHERE p.spent <= %(max)s
+)
+SELECT step_index, role, text, summarized, created_at FROM walk WHERE spent <= %(max)s
+ORDER BY step_index DESC
+"""
+
+
 async def older(
     conn: Connection, namespace: str, session_id: str, before: int, limit: int
 ) -> list[dict[str, Any]]:
-    """Live steps with index below `before`, newest first (for the context read)."""
+    """Live steps with index below `before`, newest first (paging back through a session)."""
     cur = await conn.execute(
         f"SELECT {STEP_COLUMNS} FROM working_memory w WHERE w.namespace = %s "
         "AND w.session_id = %s AND w.step_index < %s AND w.expires_at > now() "
@@ -124,6 +150,25 @@ async def older(
         (namespace, session_id, before, limit),
     )
     return await cur.fetchall()
+
+
+async def earlier_within(
+    conn: Connection, namespace: str, session_id: str, before: int, max_chars: int
+) -> tuple[list[dict[str, Any]], int]:
+    """For the context read: live steps below `before`, newest first, as their summary (or
+    their content while none exists), as long as their texts fit in `max_chars`; and how
+    many live steps below `before` there are in all. The walk goes one step at a time and
+    stops at the budget, so a long session's older steps are neither read nor sent."""
+    args = {"ns": namespace, "sid": session_id, "before": before, "max": max_chars}
+    cur = await conn.execute(_EARLIER, args)
+    rows = await cur.fetchall()
+    cur = await conn.execute(
+        "SELECT count(*) AS n FROM working_memory w WHERE w.namespace = %(ns)s "
+        "AND w.session_id = %(sid)s AND w.step_index < %(before)s AND w.expires_at > now()",
+        args,
+    )
+    total = await cur.fetchone()
+    return rows, int(total["n"]) if total else 0
 
 
 async def pop_last(

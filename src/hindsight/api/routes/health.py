@@ -36,7 +36,8 @@ async def whoami(principal: PrincipalDep) -> Whoami:
 
 @router.get("/readyz")
 async def readyz(core: CoreDep) -> JSONResponse:
-    """PostgreSQL and Redis reachable, schema current: 200; otherwise 503 saying which."""
+    """PostgreSQL reachable and schema current: 200 (Redis down: still 200, status
+    `degraded`, naming it); otherwise 503 saying which."""
     checks: dict[str, Any] = {}
     try:
         async with core.pool.connection(timeout=2.0) as conn:
@@ -56,7 +57,13 @@ async def readyz(core: CoreDep) -> JSONResponse:
         checks["redis"] = "not configured"
     else:
         checks["redis"] = "ok" if await core.hot.ping() else "unreachable"
-    ready = checks["postgres"] == "ok" and checks["schema"] == "current" and checks["redis"] == "ok"
+    # missing search indexes slow recall down (exact search) but stop nothing
+    checks["search_indexes"] = core.indexes.state if core.indexes else "not checked"
+    # Only PostgreSQL decides readiness: without Redis everything is served from it, and a
+    # 503 over a cache outage would make a load balancer pull every replica at once.
+    ready = checks["postgres"] == "ok" and checks["schema"] == "current"
+    degraded = [name for name in ("redis",) if checks[name] not in ("ok", "not configured")]
+    status = "not ready" if not ready else ("degraded" if degraded else "ready")
     warnings = []
     if checks["schema"] == "current":  # a warning, never a reason to be unready
         for ns in await core.lifecycle.capacity_warnings():
@@ -66,6 +73,6 @@ async def readyz(core: CoreDep) -> JSONResponse:
                 f"{ns['capacity_archived']} of the lowest value"
             )
     return JSONResponse(
-        {"status": "ready" if ready else "not ready", "checks": checks, "warnings": warnings},
+        {"status": status, "checks": checks, "degraded": degraded, "warnings": warnings},
         status_code=200 if ready else 503,
     )

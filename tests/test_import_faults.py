@@ -1,0 +1,169 @@
+"""`hindsight import` under faults: a key written concurrently, a kill -9 mid-import, the
+search indexes the killed import left dropped, and running the same input again."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+
+from tests.conftest import ADMIN_KEY, make_settings
+from tests.support.cli import hindsight
+from tests.support.servers import ThreadServer
+
+SEARCH_INDEXES = {
+    "ix_long_term_memory_embedding",
+    "ix_long_term_memory_keywords",
+    "ix_long_term_memory_keyword_terms",
+}
+
+
+def write(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def spawn_import(path: Path, database_url: str, *args: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
+    env["HINDSIGHT_DATABASE_URL"] = database_url
+    return subprocess.Popen(
+        [sys.executable, "-m", "hindsight.cli.main", "import", str(path), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def valid_search_indexes(conn: psycopg.Connection[Any]) -> set[str]:
+    rows = conn.execute(
+        "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        "WHERE i.indrelid = 'long_term_memory'::regclass AND i.indisvalid"
+    ).fetchall()
+    return {r[0] for r in rows} & SEARCH_INDEXES
+
+
+def poll(what: str, condition: Any, timeout: float = 120) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def test_a_key_written_while_a_chunk_is_copied_joins_the_import(
+    fresh_db: str, tmp_path: Path
+) -> None:
+    seed = hindsight(
+        "import",
+        str(write(tmp_path / "seed.jsonl", [{"key": "seed", "value": "a seed"}])),
+        "--namespace",
+        "imp",
+        database_url=fresh_db,
+    )
+    assert seed.returncode == 0, seed.stderr
+    rows: list[dict[str, object]] = [{"key": f"k{i}", "value": f"value {i}"} for i in range(50)]
+    with psycopg.connect(fresh_db) as writer:
+        # another client's insert of k5, not committed yet when the import reaches it
+        writer.execute(
+            "INSERT INTO long_term_memory (id, namespace, mem_key, mem_value, memory_type, "
+            "embedding, keywords, keyword_terms, confidence, importance, changed_by) "
+            "SELECT gen_random_uuid(), namespace, 'k5', 'held value', memory_type, "
+            "embedding, keywords, keyword_terms, confidence, importance, 'other client' "
+            "FROM long_term_memory WHERE mem_key = 'seed'"
+        )
+        proc = spawn_import(write(tmp_path / "m.jsonl", rows), fresh_db, "--namespace", "imp")
+        with psycopg.connect(fresh_db, autocommit=True) as watch:
+            poll(
+                "the import to wait for the other client's row",
+                lambda: watch.execute(
+                    "SELECT 1 FROM pg_stat_activity WHERE application_name = 'hindsight' "
+                    "AND wait_event_type = 'Lock'"
+                ).fetchone(),
+                timeout=60,
+            )
+        writer.commit()
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    report = json.loads(out)
+    assert (report["copied"], report["observed"], report["outcomes"]) == (
+        49,
+        1,
+        {"superseded": 1},
+    )
+    with psycopg.connect(fresh_db) as conn:
+        values = dict(
+            conn.execute(
+                "SELECT mem_key, mem_value FROM long_term_memory "
+                "WHERE namespace = 'imp' AND status = 'active'"
+            ).fetchall()
+        )
+    assert len(values) == 51 and values["k5"] == "value 5"
+
+
+def test_a_killed_import_is_finished_by_a_rerun_and_its_indexes_come_back(
+    fresh_db: str, redis_url: str, tmp_path: Path
+) -> None:
+    rows: list[dict[str, object]] = [
+        {"key": f"fact.{i}", "value": f"imported fact number {i}"} for i in range(6_000)
+    ]
+    path = write(tmp_path / "big.jsonl", rows)
+    proc = spawn_import(path, fresh_db, "--namespace", "big", "--rebuild-indexes")
+    with psycopg.connect(fresh_db, autocommit=True) as conn:
+
+        def first_chunk_in() -> bool:
+            row = conn.execute("SELECT count(*) FROM long_term_memory").fetchone()
+            return bool(row and row[0] >= 5_000)
+
+        poll("the first chunk to commit", first_chunk_in)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        (committed,) = conn.execute("SELECT count(*) FROM long_term_memory").fetchone() or (0,)
+        assert 5_000 <= committed <= 6_000
+        assert valid_search_indexes(conn) != SEARCH_INDEXES  # the kill left them dropped
+
+        # a service started now notices, says so, and builds them without blocking writes
+        with ThreadServer(make_settings(), fresh_db, redis_url) as srv:
+            states: list[str] = []
+
+            def rebuilt() -> bool:
+                body = httpx.get(f"{srv.url}/readyz", timeout=10).json()
+                states.append(body["checks"]["search_indexes"])
+                return states[-1] == "ok"
+
+            poll("the search indexes to be rebuilt", rebuilt)
+            assert valid_search_indexes(conn) == SEARCH_INDEXES
+            hits = httpx.post(
+                f"{srv.url}/v1/namespaces/big/recall",
+                json={"query": "imported fact number 17", "k": 1},
+                headers={"Authorization": f"Bearer {ADMIN_KEY}"},
+                timeout=30,
+            ).json()["results"]
+            assert hits[0]["key"] == "fact.17"
+
+    # the same input again: only what the killed run did not write, nothing reinforced
+    again = hindsight("import", str(path), "--namespace", "big", database_url=fresh_db)
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert report["already_written"] == committed
+    assert report["copied"] == 6_000 - committed and report["observed"] == 0
+    with psycopg.connect(fresh_db) as conn:
+        counts = conn.execute(
+            "SELECT count(*), max(observation_count) FROM long_term_memory WHERE namespace = 'big'"
+        ).fetchone()
+    assert counts == (6_000, 1)
+    # and once more, after it finished: nothing to do
+    done = hindsight("import", str(path), "--namespace", "big", database_url=fresh_db)
+    assert done.returncode == 0, done.stderr
+    last = json.loads(done.stdout)
+    assert last["finished_before"] and last["copied"] == 0 and last["observed"] == 0
