@@ -85,7 +85,7 @@ def test_every_rest_operation_has_a_typed_call(server: ThreadServer) -> None:
         for method in ops
     }
     source = (PACKAGE / "src" / "client.ts").read_text()
-    covered = set(re.findall(r'call\(\s*"(GET|POST|PATCH|DELETE)",\s*"(/v1/[^"]+)"', source))
+    covered = set(re.findall(r'call\(\s*"(GET|POST|PUT|PATCH|DELETE)",\s*"(/v1/[^"]+)"', source))
     assert operations - covered == set(), "no TypeScript call for these operations"
 
 

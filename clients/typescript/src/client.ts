@@ -36,6 +36,14 @@ export type SessionEnded = S["SessionEnded"];
 export type SessionDeleted = S["SessionDeleted"];
 export type JobOut = S["JobOut"];
 export type Whoami = S["Whoami"];
+export type Policy = S["Policy"];
+export type FeedbackOut = S["FeedbackOut"];
+export type EraseReceipt = S["EraseReceipt"];
+export type NamespacesOut = S["NamespacesOut"];
+export type NamespaceStats = S["NamespaceStats"];
+export type RecallLogPage = S["RecallLogPage"];
+export type SessionsOut = S["SessionsOut"];
+export type SessionJobsOut = S["SessionJobsOut"];
 
 type Query<P extends keyof paths, M extends "get"> = NonNullable<
   NonNullable<paths[P][M]>["parameters"]["query"]
@@ -43,6 +51,7 @@ type Query<P extends keyof paths, M extends "get"> = NonNullable<
 export type ListFilters = Omit<Query<"/v1/namespaces/{namespace}/memories", "get">, "limit" | "cursor">;
 export type StepsQuery = Query<"/v1/namespaces/{namespace}/sessions/{session_id}/steps", "get">;
 export type ContextQuery = Query<"/v1/namespaces/{namespace}/sessions/{session_id}/context", "get">;
+export type RecallsQuery = Query<"/v1/namespaces/{namespace}/recalls", "get">;
 export type StepFields = Omit<StepIn, "content">;
 
 export interface HindsightOptions {
@@ -369,6 +378,86 @@ export class Hindsight {
 
   whoami(): Promise<Whoami> {
     return this.run(call("GET", "/v1/whoami", {}, { idempotent: true }));
+  }
+
+  // --- feedback, policy, operators' reads ---
+
+  /** Which of a recall's results the agent used; each (recall, memory) verdict counts once. */
+  feedback(
+    namespace: string,
+    recallId: string,
+    verdicts: { used?: string[]; unused?: string[] },
+  ): Promise<FeedbackOut> {
+    return this.run(
+      call("POST", "/v1/namespaces/{namespace}/recalls/{recall_id}/feedback", {
+        namespace,
+        recall_id: recallId,
+      }, { body: { used: verdicts.used ?? [], unused: verdicts.unused ?? [] }, idempotent: true }),
+    );
+  }
+
+  policy(namespace: string): Promise<Policy> {
+    return this.run(call("GET", "/v1/namespaces/{namespace}/policy", { namespace }, { idempotent: true }));
+  }
+
+  /** Replace the namespace's own policy fields (those not sent take the defaults). */
+  setPolicy(namespace: string, policy: Policy): Promise<Policy> {
+    return this.run(
+      call("PUT", "/v1/namespaces/{namespace}/policy", { namespace }, { body: policy, idempotent: true }),
+    );
+  }
+
+  namespaces(): Promise<NamespacesOut> {
+    return this.run(call("GET", "/v1/namespaces", {}, { idempotent: true }));
+  }
+
+  stats(namespace: string): Promise<NamespaceStats> {
+    return this.run(call("GET", "/v1/namespaces/{namespace}/stats", { namespace }, { idempotent: true }));
+  }
+
+  /** Recent recalls, newest first; `key` finds those that returned that memory key. */
+  recalls(namespace: string, query: RecallsQuery = {}): Promise<RecallLogPage> {
+    return this.run(
+      call("GET", "/v1/namespaces/{namespace}/recalls", { namespace }, {
+        query: query as Record<string, QueryValue>,
+        idempotent: true,
+      }),
+    );
+  }
+
+  sessions(namespace: string, limit?: number): Promise<SessionsOut> {
+    return this.run(
+      call("GET", "/v1/namespaces/{namespace}/sessions", { namespace }, { query: { limit }, idempotent: true }),
+    );
+  }
+
+  sessionJobs(namespace: string, sessionId: string): Promise<SessionJobsOut> {
+    return this.run(
+      call("GET", "/v1/namespaces/{namespace}/sessions/{session_id}/jobs", { namespace, session_id: sessionId }, {
+        idempotent: true,
+      }),
+    );
+  }
+
+  /** Admin: the namespace as parsed JSON lines (header, memories, sessions, end). */
+  exportNamespace(namespace: string, options: { sessions?: boolean } = {}): Promise<unknown[]> {
+    return this.run(
+      call("GET", "/v1/namespaces/{namespace}:export", { namespace }, {
+        query: { sessions: options.sessions ?? false },
+        idempotent: true,
+        text: true,
+        parse: (body) =>
+          String(body)
+            .split("\n")
+            .filter((line) => line.trim())
+            .map((line) => JSON.parse(line) as unknown),
+      }),
+    );
+  }
+
+  /** Admin: erase every row and Redis key of the namespace; the receipt counts them. */
+  eraseNamespace(namespace: string): Promise<EraseReceipt> {
+    return this.run(call("DELETE", "/v1/namespaces/{namespace}", { namespace }));
   }
 }
 

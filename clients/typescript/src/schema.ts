@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Whoami
-         * @description The API key's name and the namespaces it may use.
+         * @description The API key's name, role and the namespaces it may use.
          */
         get: operations["whoami_v1_whoami_get"];
         put?: never;
@@ -53,7 +53,8 @@ export interface paths {
         };
         /**
          * Readyz
-         * @description PostgreSQL and Redis reachable, schema current: 200; otherwise 503 saying which.
+         * @description PostgreSQL reachable and schema current: 200 (Redis down: still 200, status
+         *     `degraded`, naming it); otherwise 503 saying which.
          */
         get: operations["readyz_readyz_get"];
         put?: never;
@@ -95,6 +96,7 @@ export interface paths {
         /**
          * List Memories
          * @description Memories in creation order. Follow `next_cursor` to visit every one exactly once.
+         *     By default the live ones (active and cold); `status=archived` lists the archive.
          */
         get: operations["list_memories_v1_namespaces__namespace__memories_get"];
         put?: never;
@@ -414,6 +416,220 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/namespaces/{namespace}/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Policy
+         * @description The namespace's policy in force: its own fields, the server's defaults for the rest.
+         */
+        get: operations["get_policy_v1_namespaces__namespace__policy_get"];
+        /**
+         * Put Policy
+         * @description Replace the namespace's own policy fields (those not sent take the defaults);
+         *     answers the policy now in force. An invalid policy is a 422 naming the field.
+         */
+        put: operations["put_policy_v1_namespaces__namespace__policy_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/namespaces/{namespace}/recalls/{recall_id}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Feedback
+         * @description Say which of a recall's results the agent used. Ids must come from that recall's
+         *     results; each (recall, memory) verdict counts once.
+         */
+        post: operations["feedback_v1_namespaces__namespace__recalls__recall_id__feedback_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/namespaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Namespaces
+         * @description The namespaces this key may use that hold anything, with memories per status, open
+         *     sessions and recent recalls.
+         */
+        get: operations["list_namespaces_v1_namespaces_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/namespaces/{namespace}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Namespace Stats
+         * @description One namespace's counts, its recalls per hour over the last day, and its capacity
+         *     (with a warning when over it) and last lifecycle pass.
+         */
+        get: operations["namespace_stats_v1_namespaces__namespace__stats_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/namespaces/{namespace}/recalls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recent Recalls
+         * @description Recent recalls, newest first, with what each returned and why: "why did the agent
+         *     say that?".
+         */
+        get: operations["recent_recalls_v1_namespaces__namespace__recalls_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/namespaces/{namespace}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Sessions
+         * @description Sessions, most recently written first, with their live steps and expiry.
+         */
+        get: operations["list_sessions_v1_namespaces__namespace__sessions_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/namespaces/{namespace}/sessions/{session_id}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Session Jobs
+         * @description The session's consolidation jobs, newest first: what each observed, dropped and why.
+         */
+        get: operations["session_jobs_v1_namespaces__namespace__sessions__session_id__jobs_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus
+         * @description Metrics in the Prometheus text format, summed over worker processes.
+         */
+        get: operations["prometheus_metrics_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/namespaces/{namespace}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Erase Namespace
+         * @description Erase every row of the namespace from every table (memories, their history,
+         *     recall log, jobs, working memory, keyword statistics, embedding-cache entries no other
+         *     namespace uses) and every Redis key; the receipt counts what went, per store. Admin only.
+         *     Stop the namespace's writers first: a write after the erase starts it afresh.
+         */
+        delete: operations["erase_namespace_v1_namespaces__namespace__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/namespaces/{namespace}:export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Namespace
+         * @description The namespace as JSON lines (format `hindsight-export`, version 1): a header, every
+         *     memory with its history, optionally the sessions with their steps, and an `end` line
+         *     with the counts. `hindsight import FILE --namespace NEW` restores it. Admin only.
+         */
+        get: operations["export_namespace_v1_namespaces__namespace__export_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -433,6 +649,14 @@ export interface components {
         BatchOut: {
             /** Results */
             results: components["schemas"]["ObserveResult"][];
+        };
+        /** CapacityPolicy */
+        CapacityPolicy: {
+            /**
+             * Max Active Memories
+             * @description Soft cap on active memories.
+             */
+            max_active_memories?: number | null;
         };
         /** Components */
         Components: {
@@ -481,6 +705,33 @@ export interface components {
             via?: string | null;
             /** Hop Discount */
             hop_discount?: number | null;
+            /**
+             * Status
+             * @description Tier: active or cold.
+             */
+            status?: string | null;
+            /**
+             * Tier Weight
+             * @description The policy's weight of it.
+             */
+            tier_weight?: number | null;
+            /**
+             * Recency
+             * @description exp(−age/τ), age since the last access or observation.
+             */
+            recency?: number | null;
+            /**
+             * Recency Factor
+             * @description 1 − w + w·recency.
+             */
+            recency_factor?: number | null;
+            /** Importance */
+            importance?: number | null;
+            /**
+             * Importance Factor
+             * @description 1 − w + w·importance.
+             */
+            importance_factor?: number | null;
         };
         /** ContextOut */
         ContextOut: {
@@ -517,6 +768,39 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+        };
+        /** EraseReceipt */
+        EraseReceipt: {
+            /**
+             * Id
+             * @description Receipt id, for your records.
+             */
+            id: string;
+            /** Namespace */
+            namespace: string;
+            /**
+             * Erased At
+             * Format: date-time
+             */
+            erased_at: string;
+            /** Actor */
+            actor: string;
+            /**
+             * Postgres
+             * @description Rows deleted per table.
+             */
+            postgres: {
+                [key: string]: number;
+            };
+            /**
+             * Redis
+             * @description Keys unlinked, and whether Redis is configured.
+             */
+            redis: {
+                [key: string]: unknown;
+            };
+            /** Total */
+            total: number;
         };
         /** ExtractIn */
         ExtractIn: {
@@ -572,6 +856,48 @@ export interface components {
             /** @description What observing it did (absent on a dry run). */
             result?: components["schemas"]["ObserveResult"] | null;
         };
+        /** FeedbackIn */
+        FeedbackIn: {
+            /**
+             * Used
+             * @description Results the agent used.
+             */
+            used?: string[];
+            /**
+             * Unused
+             * @description Results it did not use.
+             */
+            unused?: string[];
+        };
+        /** FeedbackMemory */
+        FeedbackMemory: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Used */
+            used: boolean;
+            /** Used Count */
+            used_count: number;
+            /** Unused Count */
+            unused_count: number;
+        };
+        /** FeedbackOut */
+        FeedbackOut: {
+            /**
+             * Recall Id
+             * Format: uuid
+             */
+            recall_id: string;
+            /**
+             * Recorded
+             * @description Verdicts stored now (a repeated one counts once).
+             */
+            recorded: number;
+            /** Memories */
+            memories: components["schemas"]["FeedbackMemory"][];
+        };
         /** ForgetIn */
         ForgetIn: {
             /**
@@ -590,7 +916,7 @@ export interface components {
              */
             not_observed_days?: number | null;
             /** Memory Types */
-            memory_types?: ("fact" | "preference" | "experience" | "reflection" | "relation")[] | null;
+            memory_types?: ("fact" | "preference" | "experience" | "reflection" | "relation" | "event" | "summary")[] | null;
             /**
              * Action
              * @description archive keeps them (restore with PATCH status).
@@ -661,10 +987,22 @@ export interface components {
             /** Actor */
             actor: string | null;
             /**
+             * Reason
+             * @description Why (lifecycle changes).
+             */
+            reason?: string | null;
+            /**
              * Changed At
              * Format: date-time
              */
             changed_at: string;
+            /**
+             * Redactions
+             * @description Secrets or personal data replaced with [REDACTED:kind], per kind.
+             */
+            redactions?: {
+                [key: string]: number;
+            };
         };
         /** HistoryOut */
         HistoryOut: {
@@ -716,6 +1054,54 @@ export interface components {
             /** Finished At */
             finished_at: string | null;
         };
+        /** LifecyclePolicy */
+        LifecyclePolicy: {
+            /**
+             * Cold After Days
+             * @description No access or observation this long: cold.
+             */
+            cold_after_days?: number | null;
+            /**
+             * Archive After Days
+             * @description No access or observation this long: archived.
+             */
+            archive_after_days?: number | null;
+            /**
+             * Delete Below Importance
+             * @description Importance under this (0: never) and ...
+             */
+            delete_below_importance?: number | null;
+            /**
+             * Delete After Days
+             * @description ... not accessed this long: deleted.
+             */
+            delete_after_days?: number | null;
+            /**
+             * Low Confidence Below
+             * @description A periodic pass archives never-recalled memories under this confidence (0: never) that are older than one period.
+             */
+            low_confidence_below?: number | null;
+            /**
+             * Low Confidence Every Days
+             * @description The period of that pass.
+             */
+            low_confidence_every_days?: number | null;
+            /**
+             * Session Demotion Delay Seconds
+             * @description After a session ends, this long...
+             */
+            session_demotion_delay_seconds?: number | null;
+            /**
+             * Session Demotion Factor
+             * @description ... its event and experience memories' importance is multiplied by this.
+             */
+            session_demotion_factor?: number | null;
+            /**
+             * Merge Per Run
+             * @description Memories the retroactive merge checks per pass (0: off).
+             */
+            merge_per_run?: number | null;
+        };
         /** MemoryIn */
         MemoryIn: {
             /**
@@ -733,7 +1119,7 @@ export interface components {
              * @default fact
              * @enum {string}
              */
-            memory_type?: "fact" | "preference" | "experience" | "reflection" | "relation";
+            memory_type?: "fact" | "preference" | "experience" | "reflection" | "relation" | "event" | "summary";
             /**
              * Source
              * @description Who or what reported it.
@@ -765,6 +1151,16 @@ export interface components {
              * @default false
              */
             permanent?: boolean;
+            /**
+             * Expires At
+             * @description Hard expiry: never returned after it, then deleted.
+             */
+            expires_at?: string | null;
+            /**
+             * Ttl Seconds
+             * @description Or: expires this long from now.
+             */
+            ttl_seconds?: number | null;
         };
         /** MemoryOut */
         MemoryOut: {
@@ -781,7 +1177,7 @@ export interface components {
              * Memory Type
              * @enum {string}
              */
-            memory_type: "fact" | "preference" | "experience" | "reflection" | "relation";
+            memory_type: "fact" | "preference" | "experience" | "reflection" | "relation" | "event" | "summary";
             /** Confidence */
             confidence: number;
             /** Importance */
@@ -800,13 +1196,11 @@ export interface components {
              * Status
              * @enum {string}
              */
-            status: "active" | "archived";
+            status: "active" | "cold" | "archived";
             /** Tags */
             tags: string[];
             /** Metadata */
-            metadata: {
-                [key: string]: unknown;
-            };
+            metadata: unknown;
             /**
              * Created At
              * Format: date-time
@@ -824,6 +1218,8 @@ export interface components {
             last_observed: string;
             /** Last Accessed */
             last_accessed: string | null;
+            /** Expires At */
+            expires_at?: string | null;
         };
         /** MemoryPage */
         MemoryPage: {
@@ -839,7 +1235,7 @@ export interface components {
             /** Value */
             value?: string | null;
             /** Memory Type */
-            memory_type?: ("fact" | "preference" | "experience" | "reflection" | "relation") | null;
+            memory_type?: ("fact" | "preference" | "experience" | "reflection" | "relation" | "event" | "summary") | null;
             /** Confidence */
             confidence?: number | null;
             /** Importance */
@@ -857,7 +1253,14 @@ export interface components {
             /** Permanent */
             permanent?: boolean | null;
             /** Status */
-            status?: ("active" | "archived") | null;
+            status?: ("active" | "cold" | "archived") | null;
+            /**
+             * Expires At
+             * @description null: never expires.
+             */
+            expires_at?: string | null;
+            /** Ttl Seconds */
+            ttl_seconds?: number | null;
         };
         /** Message */
         Message: {
@@ -865,6 +1268,74 @@ export interface components {
             role: string;
             /** Content */
             content: string;
+        };
+        /** NamespaceStats */
+        NamespaceStats: {
+            /** Namespace */
+            namespace: string;
+            /**
+             * Memories
+             * @description Memories per status.
+             */
+            memories: {
+                [key: string]: number;
+            };
+            /**
+             * Open Sessions
+             * @description Active sessions not yet expired.
+             */
+            open_sessions: number;
+            /** Recalls Last Hour */
+            recalls_last_hour: number;
+            /** Recalls Last Day */
+            recalls_last_day: number;
+            /**
+             * Recalls By Hour
+             * @description Last 24 hours, oldest first.
+             */
+            recalls_by_hour: components["schemas"]["RecallHour"][];
+            /**
+             * Capacity
+             * @description Soft cap on active memories (the namespace's policy).
+             */
+            capacity: number;
+            /** Over Capacity */
+            over_capacity: boolean;
+            /** Warnings */
+            warnings: string[];
+            /** Last Lifecycle Pass */
+            last_lifecycle_pass: string | null;
+            /**
+             * Last Capacity Archived
+             * @description Archived by the last capacity pass.
+             */
+            last_capacity_archived: number;
+        };
+        /** NamespaceSummary */
+        NamespaceSummary: {
+            /** Namespace */
+            namespace: string;
+            /**
+             * Memories
+             * @description Memories per status.
+             */
+            memories: {
+                [key: string]: number;
+            };
+            /**
+             * Open Sessions
+             * @description Active sessions not yet expired.
+             */
+            open_sessions: number;
+            /** Recalls Last Hour */
+            recalls_last_hour: number;
+            /** Recalls Last Day */
+            recalls_last_day: number;
+        };
+        /** NamespacesOut */
+        NamespacesOut: {
+            /** Namespaces */
+            namespaces: components["schemas"]["NamespaceSummary"][];
         };
         /** ObserveResult */
         ObserveResult: {
@@ -891,7 +1362,7 @@ export interface components {
              * Memory Type
              * @enum {string}
              */
-            memory_type: "fact" | "preference" | "experience" | "reflection" | "relation";
+            memory_type: "fact" | "preference" | "experience" | "reflection" | "relation" | "event" | "summary";
             /**
              * Requested Key
              * @description Set when the item's own key was new but its memory near-identical to memory `key`, which it reinforced instead of creating a twin.
@@ -902,6 +1373,41 @@ export interface components {
              * @description Similarity to that memory.
              */
             similarity?: number | null;
+            /**
+             * Redactions
+             * @description Secrets or personal data replaced with [REDACTED:kind], per kind.
+             */
+            redactions?: {
+                [key: string]: number;
+            };
+        };
+        /**
+         * Policy
+         * @description The document as PUT and as GET returns it (GET: every field filled in).
+         */
+        Policy: {
+            lifecycle?: components["schemas"]["LifecyclePolicy"] | null;
+            ranking?: components["schemas"]["RankingPolicy"] | null;
+            capacity?: components["schemas"]["CapacityPolicy"] | null;
+        };
+        /** RankingPolicy */
+        RankingPolicy: {
+            tier_weights?: components["schemas"]["TierWeights"] | null;
+            /**
+             * Recency Weight
+             * @description Weight w of recency: factor 1 − w + w·exp(−age/τ).
+             */
+            recency_weight?: number | null;
+            /**
+             * Recency Tau Days
+             * @description τ.
+             */
+            recency_tau_days?: number | null;
+            /**
+             * Importance Weight
+             * @description Weight w of importance: factor 1 − w + w·importance.
+             */
+            importance_weight?: number | null;
         };
         /** RecallHit */
         RecallHit: {
@@ -918,7 +1424,7 @@ export interface components {
              * Memory Type
              * @enum {string}
              */
-            memory_type: "fact" | "preference" | "experience" | "reflection" | "relation";
+            memory_type: "fact" | "preference" | "experience" | "reflection" | "relation" | "event" | "summary";
             /** Confidence */
             confidence: number;
             /** Observation Count */
@@ -930,9 +1436,7 @@ export interface components {
             /** Tags */
             tags: string[];
             /** Metadata */
-            metadata: {
-                [key: string]: unknown;
-            };
+            metadata: unknown;
             /** Source */
             source: string | null;
             /**
@@ -949,6 +1453,18 @@ export interface components {
             score: number;
             components: components["schemas"]["Components"];
         };
+        /** RecallHour */
+        RecallHour: {
+            /**
+             * Hour
+             * Format: date-time
+             */
+            hour: string;
+            /** Recalls */
+            recalls: number;
+            /** Mean Ms */
+            mean_ms: number | null;
+        };
         /** RecallIn */
         RecallIn: {
             /** Query */
@@ -959,7 +1475,7 @@ export interface components {
              */
             k?: number;
             /** Memory Types */
-            memory_types?: ("fact" | "preference" | "experience" | "reflection" | "relation")[] | null;
+            memory_types?: ("fact" | "preference" | "experience" | "reflection" | "relation" | "event" | "summary")[] | null;
             /**
              * Tags
              * @description Memories with all these tags.
@@ -1024,6 +1540,16 @@ export interface components {
              */
             created_at: string;
         };
+        /** RecallLogPage */
+        RecallLogPage: {
+            /** Recalls */
+            recalls: components["schemas"]["RecallLogOut"][];
+            /**
+             * Next Cursor
+             * @description Pass as `cursor` for older recalls.
+             */
+            next_cursor: string | null;
+        };
         /** RecallOut */
         RecallOut: {
             /**
@@ -1055,9 +1581,7 @@ export interface components {
             /** Live Steps */
             live_steps?: number | null;
             /** Metadata */
-            metadata?: {
-                [key: string]: unknown;
-            };
+            metadata?: unknown;
             /** Created At */
             created_at?: string | null;
             /** Updated At */
@@ -1070,6 +1594,16 @@ export interface components {
              */
             expires_at: string;
             consolidation: components["schemas"]["JobOut"];
+        };
+        /** SessionJobsOut */
+        SessionJobsOut: {
+            /** Session Id */
+            session_id: string;
+            /**
+             * Jobs
+             * @description Newest first.
+             */
+            jobs: components["schemas"]["JobOut"][];
         };
         /** SessionOut */
         SessionOut: {
@@ -1085,9 +1619,7 @@ export interface components {
             /** Live Steps */
             live_steps?: number | null;
             /** Metadata */
-            metadata?: {
-                [key: string]: unknown;
-            };
+            metadata?: unknown;
             /** Created At */
             created_at?: string | null;
             /** Updated At */
@@ -1099,6 +1631,11 @@ export interface components {
              * Format: date-time
              */
             expires_at: string;
+        };
+        /** SessionsOut */
+        SessionsOut: {
+            /** Sessions */
+            sessions: components["schemas"]["SessionOut"][];
         };
         /** StepIn */
         StepIn: {
@@ -1136,9 +1673,7 @@ export interface components {
             /** Summary */
             summary: string | null;
             /** Metadata */
-            metadata: {
-                [key: string]: unknown;
-            };
+            metadata: unknown;
             /**
              * Created At
              * Format: date-time
@@ -1149,6 +1684,13 @@ export interface components {
              * Format: date-time
              */
             expires_at: string;
+            /**
+             * Redactions
+             * @description Secrets or personal data replaced with [REDACTED:kind], per kind.
+             */
+            redactions?: {
+                [key: string]: number;
+            };
         };
         /** StepPatch */
         StepPatch: {
@@ -1161,6 +1703,13 @@ export interface components {
             session_id: string;
             /** Steps */
             steps: components["schemas"]["StepOut"][];
+        };
+        /** TierWeights */
+        TierWeights: {
+            /** Active */
+            active?: number | null;
+            /** Cold */
+            cold?: number | null;
         };
         /** ValidationError */
         ValidationError: {
@@ -1186,6 +1735,11 @@ export interface components {
             namespaces: string[] | null;
             /** Is Admin */
             is_admin: boolean;
+            /**
+             * Role
+             * @description reader, writer, curator or admin.
+             */
+            role: string;
         };
     };
     responses: never;
@@ -1306,12 +1860,12 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string | null;
-                memory_type?: ("fact" | "preference" | "experience" | "reflection" | "relation")[] | null;
+                memory_type?: ("fact" | "preference" | "experience" | "reflection" | "relation" | "event" | "summary")[] | null;
                 tag?: string[] | null;
                 min_confidence?: number | null;
                 key?: string | null;
                 key_prefix?: string | null;
-                status?: "active" | "archived" | "all";
+                status?: ("active" | "cold" | "archived" | "all") | null;
             };
             header?: never;
             path: {
@@ -1997,6 +2551,358 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JobOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_policy_v1_namespaces__namespace__policy_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent, user or tenant. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    put_policy_v1_namespaces__namespace__policy_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent, user or tenant. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Policy"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    feedback_v1_namespaces__namespace__recalls__recall_id__feedback_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                recall_id: string;
+                /** @description Agent, user or tenant. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FeedbackIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_namespaces_v1_namespaces_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamespacesOut"];
+                };
+            };
+        };
+    };
+    namespace_stats_v1_namespaces__namespace__stats_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent, user or tenant. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamespaceStats"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    recent_recalls_v1_namespaces__namespace__recalls_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description next_cursor of a page. */
+                cursor?: string | null;
+                /** @description Recalls that returned this key. */
+                key?: string | null;
+                /** @description Recalls made with this API key name. */
+                actor?: string | null;
+                /** @description Recalls whose query contains this. */
+                query?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Agent, user or tenant. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecallLogPage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_sessions_v1_namespaces__namespace__sessions_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Agent, user or tenant. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionsOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    session_jobs_v1_namespaces__namespace__sessions__session_id__jobs_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent, user or tenant. */
+                namespace: string;
+                /** @description Client-chosen id. */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionJobsOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    prometheus_metrics_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    erase_namespace_v1_namespaces__namespace__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent, user or tenant. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EraseReceipt"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    export_namespace_v1_namespaces__namespace__export_get: {
+        parameters: {
+            query?: {
+                /** @description Also export working-memory sessions. */
+                sessions?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description Agent, user or tenant. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": unknown;
                 };
             };
             /** @description Validation Error */

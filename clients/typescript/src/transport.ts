@@ -27,7 +27,7 @@ export class TransportError extends Error {
   }
 }
 
-export type Method = "GET" | "POST" | "PATCH" | "DELETE";
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 export type QueryValue = string | number | boolean | null | undefined | ReadonlyArray<string>;
 
 export interface Call<T> {
@@ -41,6 +41,8 @@ export interface Call<T> {
    * and writes that carry an idempotency key.
    */
   idempotent: boolean;
+  /** The body is not one JSON document (JSON lines): `parse` gets the text. */
+  text?: boolean;
   parse: (body: unknown) => T;
 }
 
@@ -103,6 +105,7 @@ export async function errorFrom(response: Response): Promise<APIError> {
 export async function result<T>(call: Call<T>, response: Response): Promise<T> {
   if (response.status >= 400) throw await errorFrom(response);
   const text = await response.text();
+  if (call.text) return call.parse(text);
   return call.parse(response.status === 204 || !text ? undefined : JSON.parse(text));
 }
 

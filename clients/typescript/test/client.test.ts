@@ -15,6 +15,26 @@ describe("against a live service", { skip: url ? false : "HINDSIGHT_URL is not s
   const hs = new Hindsight(url, { apiKey });
   const ns = () => "ts-" + randomUUID().slice(0, 12);
 
+  test("feedback, policy, stats, the recall log, export and erase", async () => {
+    const n = ns();
+    const { id } = await hs.observe(n, { key: "user.city", value: "Oslo" });
+    const found = await hs.recall(n, "which city", { k: 1 });
+    const verdict = await hs.feedback(n, found.recall_id, { used: [id] });
+    assert.equal(verdict.recorded, 1);
+    const policy = await hs.policy(n);
+    const again = await hs.setPolicy(n, policy);
+    assert.deepEqual(again, policy);
+    const stats = await hs.stats(n);
+    assert.equal(stats.memories.active, 1);
+    const log = await hs.recalls(n, { key: "user.city" });
+    assert.equal(log.recalls[0]?.recall_id, found.recall_id);
+    const lines = await hs.exportNamespace(n);
+    assert.ok(lines.length >= 3, "a header, the memory and an end line");
+    const receipt = await hs.eraseNamespace(n);
+    assert.ok(receipt);
+    await assert.rejects(hs.get(n, id), (e: unknown) => e instanceof APIError && e.status === 404);
+  });
+
   test("observe, reinforce, recall, explain and read back", async () => {
     const n = ns();
     const first = await hs.observe(n, { key: "user.city", value: "Oslo", tags: ["home"] });
