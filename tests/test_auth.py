@@ -17,6 +17,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from hindsight.db.pool import open_pool
 from hindsight.errors import RateLimited, Unauthorized
 from hindsight.services.auth import CACHE_SECONDS, Authenticator, KeyService, new_key
+from hindsight.services.roles import Role
 from tests.conftest import ADMIN_KEY, Api, make_settings
 from tests.support.cli import hindsight
 from tests.support.servers import ThreadServer, free_port
@@ -132,7 +133,7 @@ def test_a_flood_of_unknown_keys_does_not_evict_the_keys_in_use(migrated: str) -
     async def go() -> None:
         async with authenticator(migrated) as (auth, clock, keys):
             key, _ = await keys.create(
-                f"flood-{uuid.uuid4().hex[:8]}", namespaces=None, is_admin=False
+                f"flood-{uuid.uuid4().hex[:8]}", namespaces=None, role=Role.WRITER
             )
             key_name = (await auth.authenticate(f"Bearer {key}")).name
             # revoked in the database: only a fresh lookup would notice

@@ -140,8 +140,10 @@ def test_hard_expiry_hides_then_purges_and_a_new_observation_starts_over(
     # the purge deletes it, recorded as expired
     _, moves = run_pass(settings, url, namespace=api.ns)
     assert [(x.key, x.action) for x in moves] == [("otp", "expire")]
-    last = api.history(m["id"])[-1]
-    assert last["change"] == "expired" and last["value"] == "code 4411"
+    history = api.history(m["id"])
+    # expiry is a deletion, and a deletion erases: a tombstone without the value
+    assert history[-1]["change"] == "expired" and history[-1]["value"] is None
+    assert all(h["value"] is None for h in history)
     assert sql(url, "SELECT count(*) FROM long_term_memory WHERE id = %s", m["id"]) == [(0,)]
 
     # an expired key observed again (before any purge) is a new claim, not a reinforcement

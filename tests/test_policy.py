@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from hindsight.retrieval.factors import LifecycleFactors, lifecycle_terms
 from hindsight.retrieval.ranking import RankingConfig, rank
@@ -67,7 +68,11 @@ def test_policy_weights_change_recall_scores(api: Api) -> None:
     after = {r["key"]: r for r in api.recall("blue bicycle", k=2)["results"]}
     assert after["a"]["components"]["importance_factor"] == 1.0
     assert after["b"]["components"]["importance_factor"] == 0.5
-    assert math.isclose(after["b"]["score"], before["b"]["score"] * 0.5, rel_tol=1e-3)
+    # the first recall may already have raised b's access count: compare without that term
+    def unboosted(hit: dict[str, Any]) -> float:
+        return float(hit["score"]) / float(hit["components"]["access_boost"])
+
+    assert math.isclose(unboosted(after["b"]), unboosted(before["b"]) * 0.5, rel_tol=1e-3)
 
 
 def test_feedback_is_checked_stored_once_and_auditable(api: Api, server: ThreadServer) -> None:
