@@ -176,14 +176,11 @@ def run_set(
     url = create_database(stores.server_url, name, migrate_it=False)
     notes: dict[str, Any] = {}
     try:
-        embedder = asyncio.run(create_embedder(settings))
+        model, dimensions = asyncio.run(_model(settings))
         migrate.upgrade(
-            migrate.alembic_config(
-                url, embedding_name=embedder.name, embedding_dimensions=embedder.dimensions
-            )
+            migrate.alembic_config(url, embedding_name=model, embedding_dimensions=dimensions)
         )
-        notes["embedder"] = embedder.name
-        asyncio.run(embedder.aclose())
+        notes["embedder"] = model
         started = time.perf_counter()
         with stack.service(url, stores.redis_url, **_lower(env)) as svc, svc.client() as client:
             notes.update(load(client, data))
@@ -203,6 +200,12 @@ def run_set(
     finally:
         drop_database(stores.server_url, name)
     return {"set": data, "scores": scores, **notes}
+
+
+async def _model(settings: Settings) -> tuple[str, int]:
+    embedder = await create_embedder(settings)
+    await embedder.aclose()
+    return embedder.name, embedder.dimensions
 
 
 def _lower(env: dict[str, str]) -> dict[str, str]:
