@@ -164,14 +164,19 @@ async def baselines(settings: Settings, data: Dataset, scores: Scores) -> None:
 
 
 def run_set(
-    stores: stack.Stores, env: dict[str, str], data: Dataset, variants: list[Variant]
+    stores: stack.Stores,
+    env: dict[str, str],
+    data: Dataset,
+    variants: list[Variant],
+    with_baselines: bool = True,
 ) -> dict[str, Any]:
     settings = Settings(
         api_key="x" * 16,
         **{k.removeprefix("HINDSIGHT_").lower(): v for k, v in env.items()},  # type: ignore[arg-type]
     )
     scores: Scores = {}
-    asyncio.run(baselines(settings, data, scores))
+    if with_baselines:
+        asyncio.run(baselines(settings, data, scores))
     name = "l_" + uuid.uuid4().hex[:10]
     url = create_database(stores.server_url, name, migrate_it=False)
     notes: dict[str, Any] = {}
@@ -257,6 +262,7 @@ def main() -> None:
     parser.add_argument("--sets", default="curated,conversations,zh,ja")
     parser.add_argument("--variant", action="append", default=[], help="NAME:key=value,...")
     parser.add_argument("--out", default=str(RESULTS / "retrieval.md"))
+    parser.add_argument("--no-baselines", action="store_true", help="only Hindsight's rows")
     args = parser.parse_args()
     variants = [Variant("Hindsight", {}, {})] + [Variant.parse(v) for v in args.variant]
     chosen = [dataset(name) for name in args.sets.split(",")]
@@ -280,7 +286,8 @@ def main() -> None:
                 )
         for env in embedders:
             for data in chosen:
-                sections.append(table(run_set(stores, env, data, variants)))
+                result = run_set(stores, env, data, variants, not args.no_baselines)
+                sections.append(table(result))
                 print(sections[-1] + "\n", flush=True)
     RESULTS.mkdir(exist_ok=True)
     header = (
