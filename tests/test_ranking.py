@@ -31,7 +31,7 @@ def row(
 
 
 def test_score_is_relevance_times_confidence_times_access_boost() -> None:
-    config = RankingConfig(keyword_weight=0.3, access_alpha=0.1)
+    config = RankingConfig(keyword_weight=0.3, access_alpha=0.1, access_boost_max=2.0)
     (r,) = rank([row(0.8, 0.5, 0.7, 4)], config, 1)
     expected_rel = 0.7 * 0.8 + 0.3 * 0.5
     assert r.components["relevance"] == pytest.approx(expected_rel)
@@ -68,6 +68,7 @@ def test_rrf_is_one_for_first_in_both_arms() -> None:
 
 def test_access_boost_grows_slowly() -> None:
     assert access_boost(0, 0.1) == 1.0
+    assert RankingConfig().access_boost_max == 1.05
     assert access_boost(1000, 0.1) == pytest.approx(1 + 0.1 * math.log(1001))
     assert access_boost(-5, 0.1) == 1.0
 
@@ -77,3 +78,19 @@ def test_k_limits_and_order_is_deterministic() -> None:
     first = [r.row["id"] for r in rank(rows, RankingConfig(), 3)]
     assert len(first) == 3
     assert first == [r.row["id"] for r in rank(list(reversed(rows)), RankingConfig(), 3)]
+
+
+def test_access_boost_breaks_near_ties_but_cannot_outvote_a_clear_relevance_gap() -> None:
+    capped = RankingConfig(access_alpha=0.1, access_boost_max=1.05)
+    relevant, popular = row(0.70), row(0.60, access_count=500)
+    # uncapped, 500 earlier recalls lift a clearly less relevant memory to the top
+    uncapped = RankingConfig(access_alpha=0.1, access_boost_max=math.inf)
+    assert rank([relevant, popular], uncapped, 1)[0].row is popular
+    top = rank([relevant, popular], capped, 2)
+    assert top[0].row is relevant
+    assert top[1].components["access_boost"] == pytest.approx(1.05)
+    # within 5% of relevance, the memory recalled before still comes first
+    near, used = row(0.62), row(0.60, access_count=5)
+    assert rank([near, used], capped, 1)[0].row is used
+    assert access_boost(5, 0.1, 1.05) == pytest.approx(1.05)
+    assert access_boost(5, 0.1, 0.5) == 1.0  # a ceiling below 1 never penalises

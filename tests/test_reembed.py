@@ -34,7 +34,7 @@ def test_reembed_to_another_model_and_width(fresh_db: str, redis_url: str) -> No
         )
         assert out.returncode == 0, out.stderr
         assert (
-            "41 memories: builtin-hash-v1 (384 dimensions) -> openai:fake-embed (48" in out.stdout
+            "41 memories: builtin-hash-v2 (384 dimensions) -> openai:fake-embed (48" in out.stdout
         )
         assert "re-embedded 41 memories" in out.stdout
 

@@ -129,7 +129,7 @@ def test_serve_refuses_vectors_from_another_model(data_dir: Path) -> None:
         )
         _, err = proc.communicate(timeout=120)
     assert proc.returncode != 0
-    assert "384-dimension embeddings from 'builtin-hash-v1'" in err
+    assert "384-dimension embeddings from 'builtin-hash-v2'" in err
     assert "hindsight reembed" in err
     assert servers_using(data_dir) == []
 

@@ -1,7 +1,7 @@
 """Bulk imports remember what they wrote, so a re-run after a failure is idempotent.
 
 Revision ID: 0012
-Revises: 0004
+Revises: 0005
 Create Date: 2026-12-01
 
 `hindsight import` records each input (by a hash of its lines) and, while it runs, the
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0012"
-down_revision: str | None = "0004"
+down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -128,6 +128,12 @@ class Settings(BaseSettings):
     initial_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
     reinforcement_step: float = Field(default=0.1, gt=0.0, le=1.0)
     access_alpha: float = Field(default=0.1, ge=0.0, le=10.0)
+    access_boost_max: float = Field(
+        default=1.05,
+        ge=1.0,
+        description="Ceiling of the access boost: accesses reorder memories this close in "
+        "relevance, never a clearly more relevant one (1: no boost).",
+    )
     keyword_weight: float = Field(
         default=0.4, ge=0.0, le=1.0, description="Share of the keyword arm in fused relevance."
     )

@@ -296,7 +296,12 @@ class Components(BaseModel):
     relevance: float = Field(description="Fusion of similarity and keyword.")
     confidence: float
     access_count: int = Field(description="Access count the score used (before this recall).")
-    access_boost: float = Field(description="1 + α·ln(1 + access_count).")
+    access_boost: float = Field(description="1 + α·ln(1 + access_count), at most access_boost_max.")
+    access_boost_max: float | None = Field(
+        default=None,
+        description="Ceiling of the access boost: accesses reorder memories whose relevance "
+        "is this close, never a clearly more relevant one (HINDSIGHT_ACCESS_BOOST_MAX).",
+    )
     vector_rank: int | None
     keyword_rank: int | None
     fusion: str

@@ -2,7 +2,9 @@
 
 Each text becomes a bag of features — words, word bigrams and character trigrams of each
 word — hashed into a fixed number of dimensions with a sign bit (the "hashing trick"), then
-L2-normalised. Texts that share words, word pairs or word pieces point the same way, so it
+L2-normalised. Chinese, Japanese and Korean runs arrive as characters and character pairs
+(see `text.tokenize`), which are word pieces already: they get no trigrams or pairs of their
+own. Texts that share words, word pairs or word pieces point the same way, so it
 is a lexical embedder: it finds "favourite colours" for "favorite color", not "hue" for
 "color". It is deterministic across processes and machines, which makes tests exact, and
 fast enough (tens of microseconds per short text) that it never dominates a request.
@@ -17,7 +19,7 @@ from itertools import pairwise
 import numpy as np
 
 from hindsight.embeddings.base import Vector
-from hindsight.text.tokenize import STOP_WORDS, words
+from hindsight.text.tokenize import is_cjk, is_stop, words
 
 WORD_WEIGHT = 1.0
 BIGRAM_WEIGHT = 0.5
@@ -31,7 +33,8 @@ def _feature(feature: str, dimensions: int) -> tuple[int, float]:
 
 
 class BuiltinEmbedder:
-    VERSION = "builtin-hash-v1"
+    # v2: CJK text as characters and character pairs (v1 saw a sentence as one word)
+    VERSION = "builtin-hash-v2"
 
     def __init__(self, dimensions: int = 384) -> None:
         if dimensions < 16:
@@ -57,14 +60,17 @@ class BuiltinEmbedder:
             weights.append(sign * weight)
 
         tokens = words(text)
-        content = [t for t in tokens if t not in STOP_WORDS]
+        content = [t for t in tokens if not is_stop(t)]
         for token in content:
             add("w:" + token, WORD_WEIGHT)
+            if is_cjk(token):
+                continue
             padded = f"<{token}>"
             for i in range(len(padded) - 2):
                 add("c:" + padded[i : i + 3], TRIGRAM_WEIGHT)
         for first, second in pairwise(content):
-            add(f"b:{first} {second}", BIGRAM_WEIGHT)
+            if not (is_cjk(first) or is_cjk(second)):
+                add(f"b:{first} {second}", BIGRAM_WEIGHT)
         if not indexes:  # only stop words or punctuation: fall back to whatever is there
             for token in tokens or [text.strip().casefold() or "<empty>"]:
                 add("w:" + token, WORD_WEIGHT)

@@ -40,7 +40,7 @@ def document_vector(text: str) -> tuple[SparseVector, list[int]]:
     return SparseVector(weights, KEYWORD_DIMENSIONS), sorted(weights)
 
 
-FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "我", "私", "僕"})
 
 
 def query_terms(text: str) -> tuple[list[int], list[float]]:

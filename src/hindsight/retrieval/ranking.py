@@ -1,6 +1,7 @@
 """How recall turns candidates into a ranked, explained list. Pure: no I/O.
 
-    score = relevance × confidence × (1 + α · ln(1 + access_count)) × lifecycle terms
+    score = relevance × confidence × min(1 + α · ln(1 + access_count), access_boost_max)
+            × lifecycle terms
 
 where relevance fuses the two arms. `linear` fusion (the default) keeps their absolute
 meaning, so a weak match stays weak however the other candidates look:
@@ -25,6 +26,8 @@ Fusion = Literal["linear", "rrf"]
 class RankingConfig:
     keyword_weight: float = 0.4
     access_alpha: float = 0.1
+    # the most the access term may multiply relevance by (see `access_boost`)
+    access_boost_max: float = 1.05
     fusion: Fusion = "linear"
     rrf_k: int = 60
 
@@ -36,8 +39,12 @@ class Ranked:
     components: dict[str, Any]
 
 
-def access_boost(access_count: int, alpha: float) -> float:
-    return 1.0 + alpha * math.log1p(max(access_count, 0))
+def access_boost(access_count: int, alpha: float, ceiling: float = math.inf) -> float:
+    """1 + α·ln(1 + access_count), at most `ceiling`. A memory can then pass only those
+    less than `ceiling` times as relevant: accesses break near-ties, they do not outvote
+    relevance (recall raises the count of whatever it returns, right or not, so over a
+    sequence of questions an uncapped boost keeps returning what was returned before)."""
+    return min(1.0 + alpha * math.log1p(max(access_count, 0)), max(ceiling, 1.0))
 
 
 def merge_arms(
@@ -100,16 +107,17 @@ def rank(
         )
         if rel <= min_relevance:
             continue
-        score = rel * row["confidence"] * access_boost(row["access_count"], config.access_alpha)
+        boost = access_boost(row["access_count"], config.access_alpha, config.access_boost_max)
+        score = rel * row["confidence"] * boost
         terms: dict[str, Any] = {}
         if factors is not None:
             product, terms = lifecycle_terms(row, factors)
             score *= product
-        scored.append((-score, -row["similarity"], str(rid), rel, row, terms))
+        scored.append((-score, -row["similarity"], str(rid), rel, boost, row, terms))
     # components only for the k that are returned
     best = heapq.nsmallest(k, scored)
     ranked = []
-    for neg_score, _, _, rel, row, terms in best:
+    for neg_score, _, _, rel, boost, row, terms in best:
         rid = row["id"]
         ranked.append(
             Ranked(
@@ -121,9 +129,8 @@ def rank(
                     "relevance": round(rel, 6),
                     "confidence": row["confidence"],
                     "access_count": row["access_count"],
-                    "access_boost": round(
-                        access_boost(row["access_count"], config.access_alpha), 6
-                    ),
+                    "access_boost": round(boost, 6),
+                    "access_boost_max": config.access_boost_max,
                     "vector_rank": vector_ranks.get(rid),
                     "keyword_rank": keyword_ranks.get(rid),
                     "fusion": config.fusion,

@@ -92,6 +92,7 @@ class RecallService:
         return RankingConfig(
             keyword_weight=self._settings.keyword_weight if weight is None else weight,
             access_alpha=self._settings.access_alpha,
+            access_boost_max=self._settings.access_boost_max,
             fusion=request.fusion or "linear",
         )
 

@@ -3,6 +3,12 @@
 Deliberately simple and deterministic: Unicode word characters, case-folded, with English
 stop words removed. Keys such as `user.favorite_color` split into their words, so a key
 matches a query that spells it out in prose.
+
+Chinese, Japanese and Korean text has no spaces between words, so a run of ideographs,
+kana or Hangul becomes its single characters and its overlapping character pairs, as
+search engines index it (Lucene's CJK bigrams): "用户住在上海" holds 用户, 住在 and 上海, and a
+question "用户住在哪个城市" shares 用户, 住在 and 住 with it. Pairs find words without a
+dictionary; single characters let a one-character word (猫, 住) match inside a longer run.
 """
 
 from __future__ import annotations
@@ -12,6 +18,15 @@ import zlib
 from functools import lru_cache
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Hiragana, katakana, CJK ideographs (with extension A and compatibility forms), Hangul.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+
+# Single characters that are grammar, not topic: Chinese particles and pronouns, and every
+# lone hiragana (Japanese particles and endings). Pairs that hold them are kept.
+CJK_STOP_CHARACTERS = frozenset(
+    "的了是在吗呢吧啊么个这那和与也都就之而着把被让给从对于为以及哪什谁我你他她它们ー"
+)
 
 STOP_WORDS = frozenset(
     [
@@ -165,14 +180,48 @@ KEYWORD_DIMENSIONS = 1 << 28
 DOCUMENT_COUNT_TERM = 0
 
 
+def is_cjk(token: str) -> bool:
+    return bool(_CJK.match(token))
+
+
+def _cjk_pieces(run: str) -> list[str]:
+    """A run of CJK characters as its characters and overlapping pairs, in text order."""
+    out = [run[0]]
+    for i in range(1, len(run)):
+        out += [run[i - 1 : i + 1], run[i]]
+    return out
+
+
 def words(text: str) -> list[str]:
-    """Case-folded word tokens, stop words included (the embedder wants them for bigrams)."""
-    return [w.casefold() for w in _WORD.findall(text)]
+    """Case-folded word tokens, stop words included (the embedder wants them for bigrams);
+    CJK runs as characters and character pairs."""
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        if not _CJK.search(word):
+            out.append(word.casefold())
+            continue
+        last = 0
+        for run in _CJK.finditer(word):
+            if run.start() > last:
+                out.append(word[last : run.start()].casefold())
+            out += _cjk_pieces(run.group())
+            last = run.end()
+        if last < len(word):
+            out.append(word[last:].casefold())
+    return out
+
+
+def is_stop(token: str) -> bool:
+    """An English stop word, or a lone CJK character that is grammar."""
+    if token in STOP_WORDS:
+        return True
+    return len(token) == 1 and (token in CJK_STOP_CHARACTERS or bool(_HIRAGANA.match(token)))
 
 
 def keyword_tokens(text: str) -> list[str]:
-    """Tokens that carry meaning for keyword matching: no stop words, no single letters."""
-    return [w for w in words(text) if w not in STOP_WORDS and (len(w) > 1 or w.isdigit())]
+    """Tokens that carry meaning for keyword matching: no stop words, no single letters
+    (lone CJK characters that are not grammar stay: 猫 is a word)."""
+    return [w for w in words(text) if not is_stop(w) and (len(w) > 1 or w.isdigit() or is_cjk(w))]
 
 
 @lru_cache(maxsize=200_000)
