@@ -684,9 +684,14 @@ export interface components {
             access_count: number;
             /**
              * Access Boost
-             * @description 1 + α·ln(1 + access_count).
+             * @description 1 + α·ln(1 + access_count), at most access_boost_max.
              */
             access_boost: number;
+            /**
+             * Access Boost Max
+             * @description Ceiling of the access boost: accesses reorder memories whose relevance is this close, never a clearly more relevant one (HINDSIGHT_ACCESS_BOOST_MAX).
+             */
+            access_boost_max?: number | null;
             /** Vector Rank */
             vector_rank: number | null;
             /** Keyword Rank */
