@@ -24,6 +24,11 @@ def test_namespaces_and_stats_count_what_is_there(client: httpx.Client, api: Api
     assert mine["memories"] == {"active": 3, "archived": 1}
     assert mine["open_sessions"] == 1
     assert mine["recalls_last_hour"] == 1 and mine["recalls_last_day"] == 1
+    assert mine["capacity"] == 100_000  # the default, until the namespace's policy sets one
+    r = client.put(f"{api.base}/policy", json={"capacity": {"max_active_memories": 10}})
+    assert r.status_code == 200, r.text
+    listed = {n["namespace"]: n for n in client.get("/v1/namespaces").json()["namespaces"]}
+    assert listed[api.ns]["capacity"] == 10
     stats = client.get(f"{api.base}/stats").json()
     assert stats["memories"] == mine["memories"]
     assert [h["recalls"] for h in stats["recalls_by_hour"]] == [1]

@@ -85,6 +85,7 @@ def test_sign_in_find_a_memory_and_read_its_history(page: Any, api: Api) -> None
     page.wait_for_selector(f"a:text-is('{api.ns}')")
     row = page.locator("tr", has=page.locator(f"a:text-is('{api.ns}')"))
     assert row.locator("td").nth(1).inner_text() == "2"  # active memories
+    assert row.locator("td").last.inner_text() == "<1% of 100,000"  # capacity use
     shot(page, "namespaces")
 
     page.click(f"a:text-is('{api.ns}')")

@@ -17,6 +17,7 @@ class NamespaceSummary(BaseModel):
     open_sessions: int = Field(description="Active sessions not yet expired.")
     recalls_last_hour: int
     recalls_last_day: int
+    capacity: int = Field(description="Soft cap on active memories (its policy's).")
 
 
 class NamespacesOut(BaseModel):

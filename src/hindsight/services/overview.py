@@ -15,15 +15,21 @@ from hindsight.stores import overview as store
 
 
 class OverviewService:
-    def __init__(self, pool: AsyncConnectionPool[Connection], recorder: AccessRecorder) -> None:
+    def __init__(
+        self,
+        pool: AsyncConnectionPool[Connection],
+        recorder: AccessRecorder,
+        default_capacity: int,
+    ) -> None:
         self._pool = pool
         self._recorder = recorder
+        self._default_capacity = default_capacity
 
     async def namespaces(self, only: Sequence[str] | None) -> list[dict[str, Any]]:
         """`only`: the namespaces a scoped key may see (None: all)."""
         await self._recorder.flush()  # so a recall just made is counted
         async with self._pool.connection() as conn:
-            return await store.namespaces(conn, only)
+            return await store.namespaces(conn, only, self._default_capacity)
 
     async def recall_hours(self, namespace: str) -> list[dict[str, Any]]:
         async with self._pool.connection() as conn:

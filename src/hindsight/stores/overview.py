@@ -29,9 +29,12 @@ async def job_counts(conn: Connection) -> dict[str, int]:
     return {r["status"]: int(r["n"]) for r in await cur.fetchall()}
 
 
-async def namespaces(conn: Connection, only: Sequence[str] | None) -> list[dict[str, Any]]:
+async def namespaces(
+    conn: Connection, only: Sequence[str] | None, default_capacity: int
+) -> list[dict[str, Any]]:
     """Every namespace holding memories, sessions or recalls (or just `only`), with its
-    memories per status, open sessions and recalls of the last hour and day."""
+    memories per status, open sessions, recalls of the last hour and day, and capacity
+    (its policy's, else `default_capacity`)."""
     cur = await conn.execute(
         """
         WITH memories AS (  -- the one pass over long_term_memory
@@ -57,15 +60,18 @@ async def namespaces(conn: Connection, only: Sequence[str] | None) -> list[dict[
         )
         SELECT n.namespace, coalesce(m.by_status, '{}'::jsonb) AS memories,
                coalesce(s.open, 0) AS open_sessions,
-               coalesce(r.hour, 0) AS recalls_last_hour, coalesce(r.day, 0) AS recalls_last_day
+               coalesce(r.hour, 0) AS recalls_last_hour, coalesce(r.day, 0) AS recalls_last_day,
+               coalesce((p.policy #>> '{capacity,max_active_memories}')::bigint,
+                        %(capacity)s) AS capacity
         FROM names n
+        LEFT JOIN namespace_policy p USING (namespace)
         LEFT JOIN memories m USING (namespace)
         LEFT JOIN sessions s USING (namespace)
         LEFT JOIN recalls r USING (namespace)
         WHERE %(only)s::text[] IS NULL OR n.namespace = ANY(%(only)s::text[])
         ORDER BY n.namespace
         """,
-        {"only": list(only) if only is not None else None},
+        {"only": list(only) if only is not None else None, "capacity": default_capacity},
     )
     return list(await cur.fetchall())
 

@@ -28,7 +28,7 @@ router = APIRouter(prefix="/v1/namespaces", tags=["overview"])
 
 
 def get_overview(core: CoreDep) -> OverviewService:
-    return OverviewService(core.pool, core.recorder)
+    return OverviewService(core.pool, core.recorder, core.settings.namespace_capacity)
 
 
 OverviewDep = Annotated[OverviewService, Depends(get_overview)]

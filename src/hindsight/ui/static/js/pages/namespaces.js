@@ -17,14 +17,22 @@ export async function render({ main }) {
     statuses.map((s) => h("td", { class: "num" }, (n.memories[s] || 0).toLocaleString())),
     h("td", { class: "num" }, link("sessions", { ns: n.namespace }, n.open_sessions)),
     h("td", { class: "num" }, link("recalls", { ns: n.namespace }, n.recalls_last_hour)),
-    h("td", { class: "num hide-narrow" }, n.recalls_last_day)));
+    h("td", { class: "num hide-narrow" }, n.recalls_last_day),
+    h("td", { class: "num" }, capacityUse(n))));
   main.replaceChildren(
     h("h1", {}, "Namespaces"),
     open,
     data.namespaces.length
       ? table([{ label: "namespace" }, ...statuses.map((s) => ({ label: s, cls: "num" })),
         { label: "open sessions", cls: "num" }, { label: "recalls / hour", cls: "num" },
-        { label: "recalls / day", cls: "num hide-narrow" }], rows)
+        { label: "recalls / day", cls: "num hide-narrow" }, { label: "capacity use", cls: "num" }], rows)
       : h("p", { class: "muted" }, "No namespace holds anything yet."),
     h("p", { class: "muted", id: "loaded-in" }, `Loaded in ${Math.round(performance.now() - started)} ms.`));
+}
+
+// active memories as a share of the namespace's soft cap (its lifecycle policy)
+function capacityUse(n) {
+  const active = n.memories.active || 0;
+  const share = n.capacity ? (100 * active) / n.capacity : 0;
+  return `${share < 1 && active ? "<1" : Math.round(share)}% of ${n.capacity.toLocaleString()}`;
 }
