@@ -48,9 +48,12 @@ async def erase_traces(
     await store.scrub_recall_log(conn, namespace, ids)
     values = sorted({v for _, v in texts} | {r["value"] for r in deleted})
     await store.scrub_job_results(conn, namespace, values)
+    # The cache is keyed by content alone, so another namespace may share an entry; it is
+    # dropped all the same (that memory keeps its own vector; a later write recomputes
+    # the entry). Asking every namespace whether it still holds the text would read the
+    # whole table on every delete, and cross namespaces.
     everything = sorted(set(texts) | {(r["key"], r["value"]) for r in deleted})
-    unused = await store.unused_texts(conn, everything)
-    await store.drop_cached_embeddings(conn, [_hash(memory_text(k, v)) for k, v in unused])
+    await store.drop_cached_embeddings(conn, [_hash(memory_text(k, v)) for k, v in everything])
 
 
 class ErasureService:
@@ -69,8 +72,7 @@ class ErasureService:
         async with self._pool.connection() as conn, conn.transaction():
             texts, queries = await store.namespace_texts(conn, namespace)
             tables = await store.erase_namespace(conn, namespace, actor=actor)
-            unused = await store.unused_texts(conn, texts)
-            hashes = [_hash(memory_text(k, v)) for k, v in unused]
+            hashes = [_hash(memory_text(k, v)) for k, v in texts]
             hashes += [_hash(q[: limits.QUERY_MAX_CHARS * 3]) for q in queries]
             tables["embedding_cache"] = await store.drop_cached_embeddings(conn, hashes)
         # a step appended while Postgres was erased may have reached Redis: sweep again

@@ -74,19 +74,6 @@ async def scrub_job_results(conn: Connection, namespace: str, values: list[str])
     return cur.rowcount
 
 
-async def unused_texts(conn: Connection, texts: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The (key, value) pairs no active memory of any namespace still holds."""
-    if not texts:
-        return []
-    cur = await conn.execute(
-        "SELECT t.key, t.value FROM unnest(%s::text[], %s::text[]) AS t(key, value) "
-        "WHERE NOT EXISTS (SELECT 1 FROM long_term_memory m WHERE m.status = 'active' "
-        "AND m.mem_key = t.key AND m.mem_value = t.value)",
-        ([k for k, _ in texts], [v for _, v in texts]),
-    )
-    return [(r["key"], r["value"]) for r in await cur.fetchall()]
-
-
 async def drop_cached_embeddings(conn: Connection, hashes: list[bytes]) -> int:
     """Cache entries of these texts, for every model."""
     if not hashes:
