@@ -26,6 +26,7 @@ import random
 import signal
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,7 +98,9 @@ async def load_import(url: str, cell: Cell, corpus: MatrixCorpus, settings: Sett
             for i, (ns, memory) in enumerate(rows(corpus, cell))
         ]
         start = time.perf_counter()
-        await BulkImporter(settings, hs.pool, hs.embedder, hs.memories).run(items, total=len(items))
+        await BulkImporter(settings, hs.pool, hs.embedder, hs.memories).run(
+            items, total=len(items), import_id=f"matrix-{cell.name}-{uuid.uuid4()}"
+        )
         return cell.n / (time.perf_counter() - start)
     finally:
         await hs.aclose()

@@ -8,6 +8,7 @@ from typing import Any
 
 from tests.conftest import Api
 from tests.support.cli import hindsight
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
 
@@ -52,7 +53,8 @@ def fill(api: Api) -> None:
     api.observe({"key": "user.tea", "value": "black"})  # superseded
     old = memories(api)["user.old"]
     api.client.patch(f"{api.base}/memories/{old['id']}", json={"status": "archived"})
-    api.recall("city")  # an access count
+    api.recall("city")  # an access count, written off the request path
+    wait_until(lambda: memories(api)["user.city"]["access_count"] == 1, "the access is counted")
     api.append("s1", "planned the trip", metadata={"step": 1})
     api.append("s1", "booked the train")
 

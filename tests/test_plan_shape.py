@@ -56,7 +56,7 @@ def big_db(pg_url: str) -> Iterator[str]:
             try:
                 items = [parse_line(line, None, i) for i, line in enumerate(lines)]
                 importer = BulkImporter(settings, hs.pool, hs.embedder, hs.memories)
-                await importer.run(items, total=len(items))
+                await importer.run(items, total=len(items), import_id="plan-shape")
             finally:
                 await hs.aclose()
 
