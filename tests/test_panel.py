@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ADMIN_KEY, Api
+from tests.conftest import ADMIN_KEY, Api, make_settings
 from tests.support.servers import ThreadServer
 
 CHROMIUM = "/usr/bin/chromium"
@@ -117,31 +117,164 @@ def test_sign_in_find_a_memory_and_read_its_history(page: Any, api: Api) -> None
     shot(page, "memories-narrow")
 
 
-def test_recall_playground_shows_each_component(page: Any, api: Api) -> None:
-    api.observe(
-        {"key": "user.city", "value": "the user lives in the city of Porto"},
-        {"key": "user.drink", "value": "likes green tea"},
+def test_edit_and_delete_a_memory_as_admin(page: Any, api: Api) -> None:
+    from playwright.sync_api import expect
+
+    (made,) = api.observe({"key": "user.city", "value": "Porto"})
+    api.observe({"key": "user.pet", "value": "a cat named Miso"})
+    sign_in(page, to=f"#/memory?ns={api.ns}&id={made['id']}")
+    expect(page.locator("#memory-value")).to_have_text("Porto")
+    assert page.locator("#role-note").count() == 0  # an admin may do everything
+    page.fill("#edit textarea[name=value]", "Braga")
+    page.click("#edit button[type=submit]")
+    expect(page.locator("#memory-value")).to_have_text("Braga")
+    expect(page.locator("[role=status]")).to_have_text("Saved.")
+    expect(page.locator("#history li")).to_have_count(2)
+    assert "Braga" in page.locator("#history li").last.inner_text()
+    assert api.get(made["id"])["value"] == "Braga"
+    shot(page, "memory-edited")
+
+    page.once("dialog", lambda d: d.accept())
+    page.click("button[data-action=delete]")
+    expect(page.locator("h1")).to_have_text(f"Memories in {api.ns}")
+    expect(page.locator("[role=status]")).to_have_text('Deleted "user.city"; its history is kept.')
+    expect(page.locator("tbody tr")).to_have_count(1)
+    assert page.locator("a:text-is('user.city')").count() == 0
+    assert api.client.get(f"{api.base}/memories/{made['id']}").status_code == 404
+
+
+def key_with_role(database_url: str, role: str, ns: str) -> str:
+    """A new API key with `role`, scoped to namespace `ns`. Made in a thread of its own:
+    Playwright's sync API already runs an event loop in this one."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from hindsight.db.pool import open_pool
+    from hindsight.services.auth import KeyService
+    from hindsight.services.roles import Role
+
+    async def make() -> str:
+        pool = await open_pool(make_settings(), database_url)
+        try:
+            key, _ = await KeyService(pool).create(f"{role}-{ns}", namespaces=[ns], role=Role(role))
+        finally:
+            await pool.close()
+        return key
+
+    with ThreadPoolExecutor(1) as worker:
+        return worker.submit(asyncio.run, make()).result()
+
+
+def test_actions_follow_the_keys_role(page: Any, api: Api, migrated: str) -> None:
+    from playwright.sync_api import expect
+
+    (made,) = api.observe({"key": "user.city", "value": "Porto"})
+    to = f"#/memory?ns={api.ns}&id={made['id']}"
+    sign_in(page, key_with_role(migrated, "reader", api.ns), to=to)
+    expect(page.locator("#memory-value")).to_have_text("Porto")
+    writer_needed = "Needs the writer role (or higher); this API key has the reader role."
+    for action in ("edit", "archive", "delete"):
+        button = page.locator(f"button[data-action={action}]")
+        expect(button).to_be_disabled()
+        expect(button).to_have_attribute("title", writer_needed)
+    for action in ("verify", "permanent"):
+        button = page.locator(f"button[data-action={action}]")
+        expect(button).to_be_disabled()
+        expect(button).to_have_attribute(
+            "title", "Needs the curator role (or higher); this API key has the reader role."
+        )
+    expect(page.locator("#edit textarea[name=value]")).to_be_disabled()
+    expect(page.locator("#role-note")).to_contain_text("has the reader role")
+    shot(page, "memory-reader")
+
+    # a writer edits, archives and deletes, but only a curator vouches for a memory
+    page.click("#who button")  # sign out
+    sign_in(page, key_with_role(migrated, "writer", api.ns), to=to)
+    expect(page.locator("#memory-value")).to_have_text("Porto")
+    for action in ("edit", "archive", "delete"):
+        expect(page.locator(f"button[data-action={action}]")).to_be_enabled()
+    for action in ("verify", "permanent"):
+        button = page.locator(f"button[data-action={action}]")
+        expect(button).to_be_disabled()
+        expect(button).to_have_attribute(
+            "title", "Needs the curator role (or higher); this API key has the writer role."
+        )
+    # what the panel can't foresee, the API refuses, and the panel says so in plain words
+    page.fill("#edit input[name=confidence]", "0.95")
+    page.click("#edit button[type=submit]")
+    expect(page.locator("#error")).to_have_text(
+        "This API key may not do that: a confidence above the initial 0.5 needs the curator "
+        "role (or higher); this API key has the writer role"
     )
+    page.click("button[data-action=archive]")
+    expect(page.locator("button[data-action=restore]")).to_be_visible()
+    assert api.get(made["id"])["status"] == "archived"
+    shot(page, "memory-writer")
+
+
+def test_recall_playground_shows_each_component(page: Any, api: Api) -> None:
+    from playwright.sync_api import expect
+
+    ids = {
+        o["key"]: o["id"]
+        for o in api.observe(
+            {"key": "user.city", "value": "the user lives in the city of Porto", "tags": ["home"]},
+            {"key": "user.drink", "value": "likes green tea", "tags": ["food"]},
+            {"key": "user.tea_shop", "value": "buys green tea at the shop", "tags": ["shop"]},
+        )
+    }
     sign_in(page, to=f"#/recall?ns={api.ns}")
     page.wait_for_selector("input[name=query]")
     page.fill("input[name=query]", "which city does the user live in")
     page.fill("input[name=k]", "2")
-    page.click("form.card button[type=submit]")
+    page.click("#recall-form button[type=submit]")
     page.wait_for_selector(".hit")
     first = page.locator(".hit").first
     assert first.get_attribute("data-key") == "user.city"
     shown = {
-        name: float(first.locator(f"[data-component={name}]").inner_text())
-        for name in ("similarity", "keyword", "relevance", "confidence", "access_boost")
+        el.get_attribute("data-component"): float(el.inner_text())
+        for el in first.locator("[data-component]").all()
     }
     assert "vector rank 1" in first.inner_text()
+    formula = page.inner_text("#formula")
+    assert formula.startswith("Here: score = relevance × confidence × access boost × tier weight")
+    assert "recency factor" in formula and "importance factor" in formula
     shot(page, "recall")
 
     logged = api.client.get(f"{api.base}/recalls", params={"limit": 1}).json()["recalls"][0]
     assert logged["query"] == "which city does the user live in"
     components = logged["results"][0]["components"]
+    # every multiplicative factor the response carries is drawn, with its value
+    factors = {"relevance", "confidence", "access_boost", "tier_weight", "recency_factor"}
+    assert {"similarity", "keyword", *factors, "importance_factor"} <= set(shown)
     for name, value in shown.items():
         assert value == pytest.approx(components[name], abs=0.0006), name
+
+    # a cold memory's tier weight, and `tags_any` keeping only memories with one of the tags
+    r = api.client.patch(f"{api.base}/memories/{ids['user.drink']}", json={"status": "cold"})
+    assert r.status_code == 200, r.text
+    page.fill("input[name=query]", "green tea")
+    page.fill("input[name=k]", "5")
+    page.fill("input[name=tags_any]", "food, home")
+    page.click("#recall-form button[type=submit]")
+    drink = page.locator(".hit[data-key='user.drink']")
+    expect(drink).to_be_visible()
+    expect(drink.locator("[data-component=tier_weight]")).to_have_text("0.500")
+    expect(drink).to_contain_text("tier cold")
+    keys = [h.get_attribute("data-key") for h in page.locator(".hit").all()]
+    assert "user.tea_shop" not in keys and set(keys) <= {"user.drink", "user.city"}, keys
+    sent = api.client.get(f"{api.base}/recalls", params={"limit": 1}).json()["recalls"][0]
+    assert sent["filters"] == {"tags_any": ["food", "home"]}, sent
+    shot(page, "recall-filtered")
+
+    # a time window: nothing was created before 2000
+    page.fill("input[name=created_before]", "2000-01-01T00:00")
+    page.click("#recall-form button[type=submit]")
+    expect(page.locator("#results")).to_contain_text("Nothing matched.")
+    sent = api.client.get(f"{api.base}/recalls", params={"limit": 1}).json()["recalls"][0]
+    assert sent["filters"]["created_before"].startswith("2000-01-01") or sent["filters"][
+        "created_before"
+    ].startswith("1999-12-31"), sent  # the browser's local midnight, as an instant
 
     # the recall log finds it by the key it returned
     page.goto(f"/ui/#/recalls?ns={api.ns}&key=user.city")
@@ -153,6 +286,35 @@ def test_recall_playground_shows_each_component(page: Any, api: Api) -> None:
     shot(page, "recall-log")
     page.goto(f"/ui/#/recalls?ns={api.ns}&key=user.nothing")
     page.wait_for_selector("text=No recalls match.")
+
+
+def test_recall_playground_shows_the_hop_path(page: Any, api: Api) -> None:
+    from playwright.sync_api import expect
+
+    api.observe(
+        {"key": "user.sister", "value": "Alex's sister is Maria Lopez", "memory_type": "relation"},
+        {"key": "person.maria_lopez.city", "value": "Maria Lopez lives in Lyon"},
+        *(
+            {"key": f"person.p{i}.city", "value": f"Person {i} lives in city number {i}"}
+            for i in range(30)
+        ),
+    )
+    sign_in(page, to=f"#/recall?ns={api.ns}")
+    page.fill("input[name=query]", "which city does my sister live in")
+    page.fill("input[name=k]", "3")
+    page.select_option("select[name=hops]", "2")
+    page.click("#recall-form button[type=submit]")
+    second = page.locator(".hit[data-key='person.maria_lopez.city']")
+    expect(second.locator(".hop")).to_have_text("hop 2: found by following user.sister")
+    expect(second.locator("[data-component=hop_discount]")).to_have_text("0.900")
+    assert "second-hop hit" in page.inner_text("#formula")
+    assert page.locator(".hit").first.get_attribute("data-key") == "user.sister"
+    shot(page, "recall-hops")
+
+    # a narrow window: the form and the charts fit its width
+    page.set_viewport_size({"width": 390, "height": 800})
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    shot(page, "recall-narrow")
 
 
 def test_a_step_appears_in_a_live_session(page: Any, api: Api) -> None:

@@ -1,7 +1,7 @@
 import { call, ns as base } from "../api.js";
 import { ago, field, h, link, num, params, select, table } from "../dom.js";
 
-const TYPES = ["", "fact", "preference", "experience", "reflection", "relation"];
+const TYPES = ["", "fact", "preference", "experience", "reflection", "relation", "event", "summary"];
 
 function noNamespace(main) {
   main.replaceChildren(h("h1", {}, "Memories"),
@@ -44,6 +44,7 @@ export async function render({ main, currentNamespace }) {
   const nextArgs = { ...p, ns, cursor: page.next_cursor };
   main.replaceChildren(
     h("h1", {}, `Memories in ${ns}`),
+    p.deleted ? h("p", { class: "notice", role: "status" }, `Deleted "${p.deleted}"; its history is kept.`) : null,
     form,
     page.memories.length
       ? table(["key", "value", { label: "type", cls: "hide-narrow" }, { label: "confidence", cls: "num" },

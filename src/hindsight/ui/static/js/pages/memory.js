@@ -1,5 +1,6 @@
 import { call, ns as base } from "../api.js";
 import { field, h, num, params, when } from "../dom.js";
+import { may, refusal } from "../roles.js";
 
 function facts(pairs) {
   return h("dl", { class: "facts" }, pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
@@ -14,44 +15,77 @@ function timeline(history) {
       e.source ? ` · source ${e.source}` : ""))));
 }
 
-export async function render(ctx) {
-  const { main, showError } = ctx;
-  const p = params();
-  const ns = ctx.currentNamespace(p);
-  const path = `${base(ns)}/memories/${encodeURIComponent(p.id || "")}`;
-  const [m, hist] = await Promise.all([call("GET", path), call("GET", `${path}/history`)]);
-  const notice = h("p", { class: "notice", role: "status" });
+// A button for `action`, disabled (its title says which role is needed) when the role can't.
+function actionButton(role, action, text, cls, onclick) {
+  const why = refusal(role, action);
+  return h("button", { class: cls, "data-action": action, disabled: Boolean(why), title: why, onclick }, text);
+}
 
-  async function act(method, body, done) {
-    try {
-      const r = await call(method, path, body);
-      showError(null);
-      if (done) done(r);
-      else await render(ctx);
-    } catch (err) { showError(err); }
+function roleNote(who) {
+  if (!may(who.role, "edit")) {
+    return h("p", { class: "hint", id: "role-note" }, `This key (${who.name}) has the ${who.role} role: it can read this memory but not change it. Changes need the writer role.`);
   }
+  if (!may(who.role, "verify")) {
+    return h("p", { class: "hint", id: "role-note" }, `This key has the ${who.role} role: verifying, making permanent or raising confidence above the initial one need the curator role.`);
+  }
+  return null;
+}
 
+function editForm(m, role, notice, act) {
   const value = h("textarea", { name: "value" }, m.value);
   const conf = h("input", { name: "confidence", type: "number", min: 0, max: 1, step: "0.05", value: m.confidence });
-  const edit = h("form", { class: "card", onsubmit: (e) => {
+  const why = refusal(role, "edit");
+  return h("form", { class: "card", id: "edit", title: why, onsubmit: (e) => {
     e.preventDefault();
     const body = {};
     if (value.value !== m.value) body.value = value.value;
     if (Number(conf.value) !== Number(m.confidence)) body.confidence = Number(conf.value);
     if (!Object.keys(body).length) { notice.textContent = "Nothing changed."; return; }
-    act("PATCH", body);
-  } }, h("h2", {}, "Edit"), field("value", value),
-  h("div", { class: "row" }, field("confidence", conf), h("button", { type: "submit" }, "Save")));
+    act("PATCH", body, "Saved.");
+  } }, h("h2", {}, "Edit"),
+  h("fieldset", { disabled: Boolean(why) },
+    field("value", value),
+    h("div", { class: "row" }, field("confidence", conf), h("button", { type: "submit", "data-action": "edit", title: why }, "Save"))),
+  h("p", { class: "hint" }, "A new value is a new claim: its confidence starts over unless you set one here."));
+}
 
-  const buttons = h("div", { class: "row" },
-    m.verified ? null : h("button", { class: "plain", onclick: () => act("PATCH", { verified: true }) }, "Verify"),
-    m.status === "active"
-      ? h("button", { class: "plain", onclick: () => act("PATCH", { status: "archived" }) }, "Archive")
-      : h("button", { class: "plain", onclick: () => act("PATCH", { status: "active" }) }, "Restore"),
-    h("button", { class: "danger", onclick: () => {
+function actions(m, role, ns, act) {
+  const patch = (body, said) => () => act("PATCH", body, said);
+  return h("div", { class: "row", id: "actions" },
+    actionButton(role, "verify", m.verified ? "Unverify" : "Verify", "plain",
+      patch({ verified: !m.verified }, m.verified ? "No longer verified." : "Verified.")),
+    actionButton(role, "permanent", m.permanent ? "Not permanent" : "Make permanent", "plain",
+      patch({ permanent: !m.permanent }, m.permanent ? "No longer permanent." : "Now permanent: never forgotten.")),
+    m.status !== "archived"
+      ? actionButton(role, "archive", "Archive", "plain", patch({ status: "archived" }, "Archived."))
+      : null,
+    m.status !== "active"
+      ? actionButton(role, "restore", "Restore", "plain", patch({ status: "active" }, "Restored to active."))
+      : null,
+    actionButton(role, "delete", "Delete", "danger", () => {
       if (!confirm(`Delete memory "${m.key}"? Its history is kept.`)) return;
-      act("DELETE", undefined, () => { location.hash = `#/memories?ns=${encodeURIComponent(ns)}`; });
-    } }, "Delete"));
+      act("DELETE", undefined, null, () => {
+        location.hash = `#/memories?${new URLSearchParams({ ns, deleted: m.key })}`;
+      });
+    }));
+}
+
+export async function render(ctx, said = "") {
+  const { main, showError, who } = ctx;
+  const p = params();
+  const ns = ctx.currentNamespace(p);
+  const path = `${base(ns)}/memories/${encodeURIComponent(p.id || "")}`;
+  const [m, hist] = await Promise.all([call("GET", path), call("GET", `${path}/history`)]);
+  const notice = h("p", { class: "notice", role: "status" }, said);
+
+  async function act(method, body, done, then) {
+    try {
+      await call(method, path, body);
+      showError(null);
+      if (then) then();
+      else await render(ctx, done);
+    } catch (err) { showError(err); }
+  }
 
   main.replaceChildren(
     h("p", {}, h("a", { href: `#/memories?ns=${encodeURIComponent(ns)}` }, `← Memories in ${ns}`)),
@@ -72,6 +106,7 @@ export async function render(ctx) {
           ["metadata", Object.keys(m.metadata).length ? h("pre", {}, JSON.stringify(m.metadata, null, 2)) : "—"],
           ["id", m.id],
         ]),
-        buttons, notice),
-      h("div", {}, h("div", { class: "card" }, h("h2", {}, `History (${hist.history.length} changes)`), timeline(hist.history)), edit)));
+        actions(m, who.role, ns, act), roleNote(who), notice),
+      h("div", {}, h("div", { class: "card" }, h("h2", {}, `History (${hist.history.length} change${hist.history.length === 1 ? "" : "s"})`), timeline(hist.history)),
+        editForm(m, who.role, notice, act))));
 }

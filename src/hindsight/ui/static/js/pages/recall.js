@@ -1,28 +1,29 @@
 import { call, ns as base } from "../api.js";
 import { field, h, link, num, params, select } from "../dom.js";
+import { bars, formula } from "../score.js";
 
-const TYPES = ["fact", "preference", "experience", "reflection", "relation"];
-// every factor of the score that is a 0..1 share, and the access boost (≥ 1)
-const BARS = ["similarity", "keyword", "relevance", "confidence", "access_boost", "hop_discount"];
+const TYPES = ["fact", "preference", "experience", "reflection", "relation", "event", "summary"];
+const list = (s) => s.split(",").map((t) => t.trim()).filter(Boolean);
+const NUMBERS = ["min_confidence", "min_relevance", "keyword_weight", "hops"];
+const TIMES = ["created_after", "created_before", "observed_after", "observed_before"];
 
-export function bars(components) {
-  const rows = [];
-  for (const name of BARS) {
-    const v = components[name];
-    if (v === null || v === undefined) continue;
-    // the access boost is 1 + α·ln(1 + n): drawn against 2 so small boosts still show
-    const width = Math.max(0, Math.min(1, name === "access_boost" ? v / 2 : v)) * 100;
-    rows.push(h("span", {}, name.replace("_", " ")),
-      h("div", { class: `bar ${name}`, title: String(v) }, h("span", { style: `width:${width}%` })),
-      h("span", { class: "num", "data-component": name }, num(v, 3)));
-  }
-  return h("div", { class: "bars" }, rows);
+// The RecallIn body from the form: only what was filled in, so the service's defaults apply.
+function bodyOf(f) {
+  const body = { query: f.query.value, k: Number(f.k.value) };
+  const types = TYPES.filter((t) => f[`type-${t}`].checked);
+  if (types.length) body.memory_types = types;
+  for (const name of ["tags", "tags_any"]) if (list(f[name].value).length) body[name] = list(f[name].value);
+  for (const name of NUMBERS) if (f[name].value) body[name] = Number(f[name].value);
+  // datetime-local is the browser's local time; the API wants an instant with its zone
+  for (const name of TIMES) if (f[name].value) body[name] = new Date(f[name].value).toISOString();
+  if (f.fusion.value) body.fusion = f.fusion.value;
+  return body;
 }
 
 function hit(r, i, byId, ns) {
   const c = r.components;
   const hop = c.hop === 2
-    ? h("div", { class: "muted" }, "hop 2: found by following ",
+    ? h("div", { class: "muted hop" }, "hop 2: found by following ",
       byId[c.via] ? link("memory", { ns, id: c.via }, byId[c.via].key) : String(c.via))
     : null;
   return h("div", { class: "hit", "data-key": r.key },
@@ -36,6 +37,31 @@ function hit(r, i, byId, ns) {
     bars(c));
 }
 
+const num01 = (name) => h("input", { name, type: "number", min: 0, max: 1, step: "0.05", size: 5 });
+const time = (name) => h("input", { name, type: "datetime-local", step: 1 });
+
+function form(p, onsubmit) {
+  return h("form", { class: "card", id: "recall-form", onsubmit },
+    h("div", { class: "row" },
+      field("query", h("input", { name: "query", required: true, size: 48, value: p.q || "" })),
+      field("k", h("input", { name: "k", type: "number", min: 1, max: 100, value: 10, size: 4 })),
+      h("button", { type: "submit" }, "Recall")),
+    h("div", { class: "row" }, h("span", { class: "muted" }, "types:"),
+      TYPES.map((t) => h("label", { class: "inline" }, h("input", { type: "checkbox", name: `type-${t}` }), t))),
+    h("div", { class: "row" },
+      field("tags (all of)", h("input", { name: "tags", size: 16, placeholder: "a, b" })),
+      field("tags (any of)", h("input", { name: "tags_any", size: 16, placeholder: "a, b" })),
+      field("min confidence", num01("min_confidence")),
+      field("min relevance", num01("min_relevance")),
+      field("keyword weight", num01("keyword_weight")),
+      field("fusion", select("fusion", [["", "default"], ["linear", "linear"], ["rrf", "rrf"]], "")),
+      field("hops", select("hops", [["", "default"], ["1", "1"], ["2", "2"]], ""))),
+    h("div", { class: "row" },
+      field("created after", time("created_after")), field("created before", time("created_before")),
+      field("observed after", time("observed_after")), field("observed before", time("observed_before")),
+      h("span", { class: "muted" }, "times are this browser's local time")));
+}
+
 export async function render({ main, currentNamespace, showError }) {
   const p = params();
   const ns = currentNamespace(p);
@@ -44,47 +70,27 @@ export async function render({ main, currentNamespace, showError }) {
     return;
   }
   const out = h("div", { class: "card", id: "results" }, h("p", { class: "muted" }, "Results appear here."));
-  const form = h("form", { class: "card", onsubmit: async (e) => {
+  const submit = async (e) => {
     e.preventDefault();
-    const f = e.target.elements;
-    const body = { query: f.query.value, k: Number(f.k.value) };
-    const types = TYPES.filter((t) => f[`type-${t}`].checked);
-    if (types.length) body.memory_types = types;
-    const tags = f.tags.value.split(",").map((s) => s.trim()).filter(Boolean);
-    if (tags.length) body.tags = tags;
-    if (f.min_confidence.value) body.min_confidence = Number(f.min_confidence.value);
-    if (f.min_relevance.value) body.min_relevance = Number(f.min_relevance.value);
-    if (f.keyword_weight.value) body.keyword_weight = Number(f.keyword_weight.value);
-    if (f.fusion.value) body.fusion = f.fusion.value;
-    if (f.hops.value) body.hops = Number(f.hops.value);
     out.replaceChildren(h("p", { class: "muted" }, "Recalling…"));
     try {
-      const r = await call("POST", `${base(ns)}/recall`, body);
+      const r = await call("POST", `${base(ns)}/recall`, bodyOf(e.target.elements));
       showError(null);
       const byId = Object.fromEntries(r.results.map((x) => [x.id, x]));
       out.replaceChildren(
         h("p", { class: "muted" }, `${r.results.length} result(s) · recall `, link("recalls", { ns, recall: r.recall_id }, r.recall_id),
           " · recalling counts as an access"),
+        r.results.length ? h("p", { class: "muted", id: "formula" }, `Here: ${formula(r.results)}`) : null,
         ...(r.results.length ? r.results.map((x, i) => hit(x, i, byId, ns)) : [h("p", {}, "Nothing matched.")]));
     } catch (err) {
       showError(err);
       out.replaceChildren(h("p", { class: "muted" }, "No results: see the error above."));
     }
-  } },
-  h("div", { class: "row" },
-    field("query", h("input", { name: "query", required: true, size: 48, value: p.q || "" })),
-    field("k", h("input", { name: "k", type: "number", min: 1, max: 100, value: 10, size: 4 })),
-    h("button", { type: "submit" }, "Recall")),
-  h("div", { class: "row" },
-    TYPES.map((t) => h("label", { style: "flex-direction:row;gap:4px" }, h("input", { type: "checkbox", name: `type-${t}` }), t))),
-  h("div", { class: "row" },
-    field("tags (all of)", h("input", { name: "tags", size: 16 })),
-    field("min confidence", h("input", { name: "min_confidence", type: "number", min: 0, max: 1, step: "0.05", size: 5 })),
-    field("min relevance", h("input", { name: "min_relevance", type: "number", min: 0, max: 1, step: "0.05", size: 5 })),
-    field("keyword weight", h("input", { name: "keyword_weight", type: "number", min: 0, max: 1, step: "0.05", size: 5 })),
-    field("fusion", select("fusion", [["", "default"], ["linear", "linear"], ["rrf", "rrf"]], "")),
-    field("hops", select("hops", [["", "default"], ["1", "1"], ["2", "2"]], ""))));
+  };
   main.replaceChildren(h("h1", {}, `Recall in ${ns}`),
-    h("p", { class: "muted" }, "score = relevance × confidence × access boost; relevance fuses similarity and keyword match."),
-    form, out);
+    h("p", { class: "muted" },
+      "score = relevance × confidence × access boost × tier weight × recency factor × importance factor; ",
+      "relevance fuses similarity and keyword match. The lifecycle factors come from the namespace's policy ",
+      "(a factor whose weight is 0 is 1 and changes nothing)."),
+    form(p, submit), out);
 }

@@ -1,6 +1,6 @@
 import { call, ns as base } from "../api.js";
 import { ago, field, h, link, num, params, when } from "../dom.js";
-import { bars } from "./recall.js";
+import { bars } from "../score.js";
 
 function entry(r, ns, open) {
   const results = h("div", { hidden: !open },
