@@ -111,6 +111,33 @@ def test_writer_observes_but_only_a_curator_vouches(as_role: dict[Role, Api]) ->
     assert curator.get(p["id"])["value"] == "Ada"
 
 
+def test_the_policy_is_a_curators_and_feedback_and_popping_steps_a_writers(
+    as_role: dict[Role, Api],
+) -> None:
+    reader, writer, curator = as_role[Role.READER], as_role[Role.WRITER], as_role[Role.CURATOR]
+    harsh = {"capacity": {"max_active_memories": 1}}
+    assert reader.client.get(f"{reader.base}/policy").status_code == 200
+    refused(reader.client.put(f"{reader.base}/policy", json=harsh), "curator")
+    refused(writer.client.put(f"{writer.base}/policy", json=harsh), "curator")
+    r = reader.client.get(f"{reader.base}/policy").json()
+    assert r["capacity"]["max_active_memories"] != 1  # nothing changed
+    r = curator.client.put(f"{curator.base}/policy", json=harsh)
+    assert r.status_code == 200 and r.json()["capacity"]["max_active_memories"] == 1, r.text
+
+    writer.append("s", "first step")
+    refused(reader.client.delete(f"{reader.base}/sessions/s/steps:last"), "writer")
+    assert [s["content"] for s in reader.steps("s")] == ["first step"]
+    r = writer.client.delete(f"{writer.base}/sessions/s/steps:last")
+    assert r.status_code == 200 and r.json()["content"] == "first step", r.text
+
+    writer.observe({"key": "user.city", "value": "Oslo"})
+    hit = reader.recall("city")
+    feedback = {"used": [hit["results"][0]["id"]]}
+    url = f"/recalls/{hit['recall_id']}/feedback"
+    refused(reader.client.post(reader.base + url, json=feedback), "writer")
+    assert writer.client.post(writer.base + url, json=feedback).status_code == 200
+
+
 def test_scope_still_applies_whatever_the_role(as_role: dict[Role, Api]) -> None:
     curator = as_role[Role.CURATOR]
     r = curator.client.get(f"{curator.base}-other/memories")

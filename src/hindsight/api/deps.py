@@ -93,6 +93,10 @@ NamespaceDep = Annotated[str, Depends(namespace_for(Role.READER, "reading memori
 WritableNamespaceDep = Annotated[
     str, Depends(namespace_for(Role.WRITER, "changing memories or working memory"))
 ]
+# the namespace's rules: its policy (what ages, what goes, whom to trust)
+CuratorNamespaceDep = Annotated[
+    str, Depends(namespace_for(Role.CURATOR, "changing the namespace's policy"))
+]
 # the whole namespace at once: erase and export
 AdminNamespaceDep = Annotated[
     str, Depends(namespace_for(Role.ADMIN, "erasing or exporting a whole namespace"))

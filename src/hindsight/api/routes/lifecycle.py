@@ -7,7 +7,13 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
+from hindsight.api.deps import (
+    CoreDep,
+    CuratorNamespaceDep,
+    NamespaceDep,
+    PrincipalDep,
+    WritableNamespaceDep,
+)
 from hindsight.api.lifecycle_schemas import FeedbackIn, FeedbackOut
 from hindsight.services.policy import Policy
 
@@ -22,7 +28,7 @@ async def get_policy(namespace: NamespaceDep, core: CoreDep) -> Policy:
 
 @router.put("/policy", response_model=Policy)
 async def put_policy(
-    body: Policy, namespace: NamespaceDep, principal: PrincipalDep, core: CoreDep
+    body: Policy, namespace: CuratorNamespaceDep, principal: PrincipalDep, core: CoreDep
 ) -> Policy:
     """Replace the namespace's own policy fields (those not sent take the defaults);
     answers the policy now in force. An invalid policy is a 422 naming the field."""
@@ -33,7 +39,8 @@ async def put_policy(
 async def feedback(
     recall_id: uuid.UUID,
     body: FeedbackIn,
-    namespace: NamespaceDep,
+    # feedback moves ranking: a write, like observe
+    namespace: WritableNamespaceDep,
     principal: PrincipalDep,
     core: CoreDep,
 ) -> dict[str, Any]:

@@ -108,7 +108,9 @@ async def context(
 
 
 @router.delete("/steps:last", response_model=StepOut)
-async def pop_step(namespace: NamespaceDep, session_id: SessionIdDep, core: CoreDep) -> StepOut:
+async def pop_step(
+    namespace: WritableNamespaceDep, session_id: SessionIdDep, core: CoreDep
+) -> StepOut:
     """Remove the newest live step and answer it (404 when there is none, 409 once the
     session has ended); the next append takes its index again. Not idempotent: each call
     removes one more step."""
