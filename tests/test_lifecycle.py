@@ -302,6 +302,31 @@ def test_retroactive_merge_folds_near_duplicates_under_different_keys(
     assert f"merged near-duplicate {a['id']}" in api.history(b["id"])[-1]["reason"]
 
 
+def test_retroactive_merge_never_archives_a_permanent_memory(
+    api: Api, server: ThreadServer
+) -> None:
+    url = server.core.database_url
+    kept, twin, pinned, pinned_twin = api.observe(
+        # the permanent one is the less important: it keeps the other all the same
+        {"key": "user.town", "value": "lives in Lyon", "importance": 0.2, "permanent": True},
+        {"key": "user.home_town", "value": "lives in Lyon", "importance": 0.9},
+        # both permanent: neither may be archived, so they stay apart
+        {"key": "user.dog", "value": "has a dog named Rex", "permanent": True},
+        {"key": "user.pet_dog", "value": "has a dog named Rex", "permanent": True},
+    )
+    _, moves = run_pass(make_settings(dedup_threshold=0.8), url, namespace=api.ns)
+    assert [(m.key, m.action) for m in moves if m.rule == "merge"] == [
+        ("user.home_town", "merged")
+    ]
+    assert statuses(api, kept["id"], twin["id"], pinned["id"], pinned_twin["id"]) == [
+        "active",
+        "archived",
+        "active",
+        "active",
+    ]
+    assert api.get(kept["id"])["importance"] == 0.9
+
+
 def test_dry_run_lists_moves_and_changes_nothing(
     api: Api, server: ThreadServer, settings: Settings
 ) -> None:

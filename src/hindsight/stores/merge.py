@@ -50,20 +50,22 @@ async def scan(
 
 _MERGE = """
 WITH pair AS (
-    SELECT m.id, m.mem_key, m.importance, m.confidence, m.observation_count, m.tags
+    SELECT m.id, m.mem_key, m.importance, m.confidence, m.observation_count, m.tags,
+           m.permanent
     FROM long_term_memory m
     WHERE m.namespace = %(ns)s AND m.id IN (%(a)s, %(b)s) AND m.status IN ('active', 'cold')
     ORDER BY m.id FOR UPDATE
 ),
 ranked AS (
     SELECT p.*, row_number() OVER (
-        ORDER BY p.importance DESC, p.confidence DESC, p.id) AS place
+        ORDER BY p.permanent DESC, p.importance DESC, p.confidence DESC, p.id) AS place
     FROM pair p
 )
 SELECT (SELECT id FROM ranked WHERE place = 1) AS winner,
        (SELECT mem_key FROM ranked WHERE place = 1) AS winner_key,
        (SELECT id FROM ranked WHERE place = 2) AS loser,
-       (SELECT mem_key FROM ranked WHERE place = 2) AS loser_key
+       (SELECT mem_key FROM ranked WHERE place = 2) AS loser_key,
+       (SELECT permanent FROM ranked WHERE place = 2) AS loser_permanent
 """
 
 _ABSORB = """
@@ -92,10 +94,11 @@ async def merge_pair(
 ) -> dict[str, Any] | None:
     """Fold the less important of two live memories into the other: the keeper takes the
     observations, the higher confidence and importance and both tag sets; the other is
-    archived. Both get a history entry naming the other. None if either is gone."""
+    archived. Both get a history entry naming the other. None if either is gone, or if
+    both are permanent (a permanent memory is never archived; one of them keeps the other)."""
     cur = await conn.execute(_MERGE, {"ns": namespace, "a": a, "b": b})
     row = await cur.fetchone()
-    if row is None or row["loser"] is None:
+    if row is None or row["loser"] is None or row["loser_permanent"]:
         return None
     sim = f"{similarity:.3f}"
     await conn.execute(
