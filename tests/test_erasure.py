@@ -53,6 +53,23 @@ def found_in_tables(url: str, needle: str) -> dict[str, int]:
     return hits
 
 
+def rows_of(url: str, namespace: str) -> dict[str, int]:
+    """Rows of the namespace in every table that has a namespace column."""
+    with psycopg.connect(url) as conn:
+        tables = conn.execute(
+            "SELECT table_name FROM information_schema.columns "
+            "WHERE table_schema = 'public' AND column_name = 'namespace'"
+        ).fetchall()
+        assert len(tables) > 10
+        counts = {
+            table: conn.execute(
+                f'SELECT count(*) FROM "{table}" WHERE namespace = %s', (namespace,)
+            ).fetchone()[0]  # type: ignore[index]
+            for (table,) in tables
+        }
+    return {t: n for t, n in counts.items() if n}
+
+
 def found_in_redis(url: str, needle: str) -> list[str]:
     client = redis.Redis.from_url(url)
     hits = []
@@ -136,8 +153,16 @@ def test_a_canary_through_every_path_is_nowhere_after_erase(
     api.append("s1", f"looked at {canary} closely")
     r = api.client.patch(f"{api.base}/sessions/s1/steps/0", json={"summary": f"saw {canary}"})
     assert r.status_code == 200, r.text
-    # recall: the query and the logged results
-    api.recall(f"what is {canary}")
+    # recall: the query and the logged results, and feedback on what it returned
+    recalled = api.recall(f"what is {canary}")
+    r = api.client.post(
+        f"{api.base}/recalls/{recalled['recall_id']}/feedback",
+        json={"used": [recalled["results"][0]["id"]]},
+    )
+    assert r.status_code == 200, r.text
+    # the namespace's own policy
+    r = api.client.put(f"{api.base}/policy", json={"capacity": {"max_active_memories": 500}})
+    assert r.status_code == 200, r.text
     # extraction (the fake LLM turns "my X is Y" into user.X = Y)
     r = api.client.post(
         f"{api.base}/memories:extract",
@@ -178,6 +203,7 @@ def test_a_canary_through_every_path_is_nowhere_after_erase(
     assert pg["embedding_cache"] >= 1 and receipt["redis"]["keys"] >= 1
 
     assert found_in_tables(module_db, canary) == {}
+    assert rows_of(module_db, api.ns) == {}
     assert found_in_redis(redis_url, canary) == []
     assert not [r.getMessage() for r in caplog.records if canary in r.getMessage()]
     assert any("erased namespace" in r.getMessage() for r in caplog.records)

@@ -20,10 +20,14 @@ NAMESPACE_TABLES = (
     "memory_history",
     "keyword_stats",
     "long_term_memory",
+    "recall_feedback",
     "recall_log",
     "consolidation_jobs",
     "working_memory",
+    "session_demotions",
     "working_sessions",
+    "namespace_lifecycle",
+    "namespace_policy",
 )
 
 
