@@ -7,8 +7,10 @@ import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypedDict
 
@@ -18,8 +20,9 @@ pytest.importorskip("langgraph")
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
-from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp
+from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, TTLConfig
 
+from hindsight.api import schemas
 from hindsight.client import Hindsight
 from hindsight.integrations.langgraph import HindsightStore
 from tests.conftest import ADMIN_KEY
@@ -275,8 +278,11 @@ def test_memories_not_written_by_the_store_are_not_items(
 
 
 def test_what_the_store_cannot_keep_is_refused_with_a_reason(store: HindsightStore) -> None:
-    with pytest.raises(NotImplementedError, match="TTL"):
-        store.put(("a",), "k", {"v": 1}, ttl=5)
+    for ttl in (0, -1, float("inf"), 10**9):
+        with pytest.raises(ValueError, match="ttl"):
+            store.put(("a",), "k", {"v": 1}, ttl=ttl)
+    with pytest.raises(ValueError, match="ttl"):
+        HindsightStore("http://127.0.0.1:1", ttl_config={"default_ttl": 0})
     with pytest.raises(InvalidNamespaceError):
         store.batch([PutOp(("a.b",), "k", {"v": 1})])
     with pytest.raises(InvalidNamespaceError):
@@ -288,6 +294,145 @@ def test_what_the_store_cannot_keep_is_refused_with_a_reason(store: HindsightSto
     with pytest.raises(ValueError, match="at most 256"):
         store.put(("a",), "k" * 300, {"v": 1})
     assert store.search(("a",)) == []
+
+
+# --- ttl: LangGraph's expiry, in minutes, is the memory's hard expiry ----------------------
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Poll with a deadline: expiry is the server's clock, so no fixed sleep is right."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {timeout:.0f} s: {what}"
+        time.sleep(0.05)
+
+
+def memory_of(server: ThreadServer, ns: str, key: str) -> schemas.MemoryOut:
+    with Hindsight(server.url, api_key=ADMIN_KEY) as hs:
+        (memory,) = hs.list_memories(ns, key=key).memories
+    return memory
+
+
+def seconds_left(memory: schemas.MemoryOut) -> float:
+    assert memory.expires_at is not None
+    return (memory.expires_at - datetime.now(UTC)).total_seconds()
+
+
+def expire_soon(server: ThreadServer, ns: str, key: str, seconds: int = 3) -> None:
+    """Move an item's expiry a few seconds from now, as if most of its ttl had passed."""
+    with Hindsight(server.url, api_key=ADMIN_KEY) as hs:
+        hs.update(ns, str(memory_of(server, ns, key).id), ttl_seconds=seconds)
+
+
+def test_an_item_put_with_a_ttl_is_gone_once_it_expires(
+    store: HindsightStore, server: ThreadServer, ns: str
+) -> None:
+    assert store.supports_ttl
+    store.put(("tmp",), "short", {"text": "the parcel arrives today"}, ttl=0.05)  # 3 s
+    store.put(("tmp",), "kept", {"text": "the user's name is Ada"})
+    assert 0 < seconds_left(memory_of(server, ns, "tmp/short")) <= 3
+    assert memory_of(server, ns, "tmp/kept").expires_at is None
+    # not refreshed while waiting: a read that refreshes would keep it alive
+    assert store.get(("tmp",), "short", refresh_ttl=False) is not None
+    wait_for(lambda: store.get(("tmp",), "short", refresh_ttl=False) is None, "the item expires")
+
+    assert [i.key for i in store.search(("tmp",))] == ["kept"]
+    assert [h.key for h in store.search(("tmp",), query="when does the parcel arrive")] == ["kept"]
+    store.put(("gone",), "x", {"v": 1}, ttl=0.01)
+    wait_for(lambda: ("gone",) not in store.list_namespaces(), "its namespace is no longer listed")
+    assert store.list_namespaces() == [("tmp",)]
+    # putting the key again starts a new item, with no trace of the expired one
+    store.put(("tmp",), "short", {"text": "the parcel came"})
+    item = store.get(("tmp",), "short")
+    assert item is not None and item.value == {"text": "the parcel came"}
+    assert memory_of(server, ns, "tmp/short").expires_at is None
+
+
+def test_reading_with_refresh_ttl_pushes_the_expiry_to_now_plus_the_ttl(
+    store: HindsightStore, server: ThreadServer, ns: str
+) -> None:
+    texts = {
+        "get": "the user's cat is called Miso",
+        "search": "flights to Oslo leave at 07:42",
+        "recall": "the user is allergic to peanuts",
+        "unread": "the office wifi password changed",
+        "get-no-refresh": "the dentist appointment is on Tuesday",
+    }
+    for key, text in texts.items():
+        store.put(("tmp",), key, {"text": text}, ttl=10)
+    for key in texts:
+        expire_soon(server, ns, f"tmp/{key}")
+
+    assert store.get(("tmp",), "get") is not None  # refresh_ttl defaults to True
+    assert [i.key for i in store.search(("tmp",), filter={"text": texts["search"]})] == ["search"]
+    hits = store.search(("tmp",), query="what is the user allergic to", limit=1)
+    assert [h.key for h in hits] == ["recall"]
+    assert store.get(("tmp",), "get-no-refresh", refresh_ttl=False) is not None
+
+    for key in ("get", "search", "recall"):
+        assert 590 < seconds_left(memory_of(server, ns, f"tmp/{key}")) <= 600, key
+    with Hindsight(server.url, api_key=ADMIN_KEY) as hs:
+        history = hs.history(ns, str(memory_of(server, ns, "tmp/get").id))
+    # created, moved near its end by this test, refreshed: a refresh is a write
+    assert [h.change for h in history] == ["created", "updated", "updated"]
+    # the items not refreshed lapse at the time they had; the refreshed ones outlive it
+    wait_for(
+        lambda: (
+            store.get(("tmp",), "unread", refresh_ttl=False) is None
+            and store.get(("tmp",), "get-no-refresh", refresh_ttl=False) is None
+        ),
+        "the unrefreshed items expire",
+    )
+    assert sorted(i.key for i in store.search(("tmp",), refresh_ttl=False)) == [
+        "get",
+        "recall",
+        "search",
+    ]
+
+
+def test_a_put_replaces_the_expiry_as_it_replaces_the_value(
+    store: HindsightStore, server: ThreadServer, ns: str
+) -> None:
+    store.put(("tmp",), "k", {"v": 1}, ttl=10)
+    store.put(("tmp",), "k", {"v": 2})  # no ttl: the new item never expires
+    memory = memory_of(server, ns, "tmp/k")
+    assert memory.expires_at is None and memory.metadata == {"langgraph_ttl_minutes": None}
+    assert store.get(("tmp",), "k") is not None  # nothing to refresh: it stays without expiry
+    assert memory_of(server, ns, "tmp/k").expires_at is None
+
+    store.put(("tmp",), "k", {"v": 2}, ttl=1)  # the same value, now with a ttl
+    assert 50 < seconds_left(memory_of(server, ns, "tmp/k")) <= 60
+    # in one batch the last put of a key decides, whichever way round
+    store.batch([PutOp(("tmp",), "k", {"v": 3}), PutOp(("tmp",), "k", {"v": 4}, ttl=2)])
+    assert 110 < seconds_left(memory_of(server, ns, "tmp/k")) <= 120
+    store.batch([PutOp(("tmp",), "k", {"v": 5}, ttl=2), PutOp(("tmp",), "k", {"v": 6})])
+    assert memory_of(server, ns, "tmp/k").expires_at is None
+
+
+def test_ttl_config_sets_a_default_ttl_and_whether_reads_refresh(
+    server: ThreadServer, ns: str
+) -> None:
+    config: TTLConfig = {"default_ttl": 0.05, "refresh_on_read": False}
+    with HindsightStore(server.url, api_key=ADMIN_KEY, namespace=ns, ttl_config=config) as store:
+        assert store.ttl_config == config
+        store.put(("tmp",), "default", {"v": 1})
+        assert 0 < seconds_left(memory_of(server, ns, "tmp/default")) <= 3
+        asyncio.run(store.aput(("tmp",), "async", {"v": 2}))
+        assert 0 < seconds_left(memory_of(server, ns, "tmp/async")) <= 3
+        store.put(("tmp",), "never", {"v": 3}, ttl=None)  # None, given, is no expiry
+        assert memory_of(server, ns, "tmp/never").expires_at is None
+        store.put(("tmp",), "longer", {"v": 4}, ttl=10)
+
+        expire_soon(server, ns, "tmp/longer")
+        assert store.get(("tmp",), "longer") is not None  # refresh_on_read False: unchanged
+        assert seconds_left(memory_of(server, ns, "tmp/longer")) <= 3
+        assert asyncio.run(store.aget(("tmp",), "longer", refresh_ttl=True)) is not None
+        assert seconds_left(memory_of(server, ns, "tmp/longer")) > 590
+
+        wait_for(
+            lambda: [i.key for i in store.search(("tmp",))] == ["never", "longer"],
+            "the items with the default ttl expire",
+        )
 
 
 def test_the_example_agent_remembers_across_runs(server: ThreadServer, ns: str) -> None:

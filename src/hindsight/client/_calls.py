@@ -50,7 +50,7 @@ class MemoryFields(TypedDict, total=False):
     metadata: dict[str, Any]
     verified: bool
     permanent: bool
-    expires_at: str  # ISO 8601 with a timezone
+    expires_at: str | None  # ISO 8601 with a timezone; None (in an update): never expires
     ttl_seconds: int
 
 

@@ -3,10 +3,15 @@
 A plan is a generator: it yields the SDK's `Call`s and is sent their results (or thrown their
 `APIError`), and returns the operation's result. `HindsightStore.batch` drives plans with the
 sync client and `abatch` with the async one, so the two can never disagree.
+
+LangGraph's `ttl` (minutes) is the memory's hard expiry (`ttl_seconds`). The ttl itself is
+also kept in the memory's metadata (`TTL_METADATA`): `expires_at` says when an item lapses,
+but a read that refreshes it (`refresh_ttl`) must know for how long to extend it.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator, Sequence
 from typing import Any, TypeVar
 
@@ -31,6 +36,37 @@ Plan = Generator[c.Call, Any, T]
 
 SOURCE = "langgraph"
 PAGE_MAX = limits.LIST_LIMIT_MAX
+TTL_METADATA = "langgraph_ttl_minutes"
+
+
+def ttl_seconds(ttl: float) -> int:
+    """LangGraph's ttl in minutes as Hindsight's whole `ttl_seconds`, rounded up so that an
+    item never lapses before the time it was given (0.02 minutes: 2 s)."""
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not math.isfinite(ttl):
+        raise ValueError(f"ttl must be a number of minutes (or None: no expiry), not {ttl!r}")
+    if ttl <= 0:
+        raise ValueError(f"ttl must be a positive number of minutes, not {ttl!r}")
+    # round first: 0.1 * 60 is 6.000000000000001, which must not become 7 s
+    seconds = max(1, math.ceil(round(ttl * 60, 6)))
+    if seconds > schemas.MEMORY_TTL_MAX_SECONDS:
+        raise ValueError(
+            f"ttl {ttl!r} minutes is longer than Hindsight keeps an expiry "
+            f"({schemas.MEMORY_TTL_MAX_SECONDS // 60} minutes): use None for no expiry"
+        )
+    return seconds
+
+
+def _stored_ttl(memory: schemas.MemoryOut | schemas.RecallHit) -> float | None:
+    """The ttl the item was put with; None when it had none (or the metadata was edited
+    into something that is no ttl, which then only stops refreshes)."""
+    ttl = memory.metadata.get(TTL_METADATA)
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float):
+        return None
+    try:
+        ttl_seconds(ttl)
+    except ValueError:
+        return None
+    return float(ttl)
 
 
 def _parsed(
@@ -85,32 +121,76 @@ def _find(ns: str, namespace: tuple[str, ...], key: str) -> Plan[schemas.MemoryO
     return page.memories[0] if page.memories else None
 
 
+def _refresh(ns: str, memories: Sequence[schemas.MemoryOut | schemas.RecallHit]) -> Plan[None]:
+    """Push the expiry of each memory read that was put with a ttl to now + that ttl.
+
+    The read saw the item live, so extending it is what the read asked for, even if the
+    expiry passes between the read and this PATCH (which then sets a new one all the same,
+    unless maintenance deleted the memory meanwhile: the 404 below)."""
+    for memory in memories:
+        ttl = _stored_ttl(memory)
+        if ttl is None:
+            continue
+        try:
+            yield c.update(ns, str(memory.id), {"ttl_seconds": ttl_seconds(ttl)})
+        except c.APIError as exc:
+            if exc.status != 404:  # deleted meanwhile: nothing left to keep alive
+                raise
+
+
 def get(ns: str, op: GetOp) -> Plan[Item | None]:
     memory = yield from _find(ns, op.namespace, op.key)
-    return _item(memory) if memory is not None else None
+    item = _item(memory) if memory is not None else None
+    if item is not None and memory is not None and op.refresh_ttl:
+        yield from _refresh(ns, [memory])
+    return item
+
+
+def _memory(op: PutOp) -> dict[str, Any]:
+    assert op.value is not None
+    memory: dict[str, Any] = {
+        "key": p.memory_key(op.namespace, op.key),
+        "value": p.encode_value(op.value),
+        "memory_type": "fact",
+        "source": SOURCE,
+        "tags": p.prefix_tags(op.namespace),
+        # always sent, null too: observing merges metadata, so a put without a ttl must
+        # overwrite the ttl an earlier put left there, or reads would go on refreshing it
+        "metadata": {TTL_METADATA: op.ttl},
+    }
+    if op.ttl is not None:
+        memory["ttl_seconds"] = ttl_seconds(op.ttl)
+    return memory
 
 
 def put_many(ns: str, ops: Sequence[PutOp]) -> Plan[None]:
-    memories = []
-    for op in ops:
-        if op.ttl is not None:
-            raise NotImplementedError(
-                "HindsightStore does not expire items (ttl): put without ttl, "
-                "or forget stale items with Hindsight's forget policy"
-            )
-        assert op.value is not None
-        memories.append(
-            {
-                "key": p.memory_key(op.namespace, op.key),
-                "value": p.encode_value(op.value),
-                "memory_type": "fact",
-                "source": SOURCE,
-                "tags": p.prefix_tags(op.namespace),
-            }
-        )
+    memories = [_memory(op) for op in ops]  # all checked before anything is sent
     for start in range(0, len(memories), limits.BATCH_MAX):
+        chunk = memories[start : start + limits.BATCH_MAX]
         # dedup off: an item is its own key even when another holds the same value
-        yield c.observe_many(ns, memories[start : start + limits.BATCH_MAX], dedup=False)
+        results: list[schemas.ObserveResult] = yield c.observe_many(ns, chunk, dedup=False)
+        yield from _clear_kept_expiry(ns, chunk, results)
+
+
+def _clear_kept_expiry(
+    ns: str, chunk: Sequence[dict[str, Any]], results: Sequence[schemas.ObserveResult]
+) -> Plan[None]:
+    """Observing a memory again without an expiry keeps the expiry it had, but LangGraph's
+    put without a ttl replaces the item with one that never expires: clear what an earlier
+    put may have set. (Clearing an expiry that is not there changes nothing, so it leaves
+    no history entry.)
+
+    Only the last put of each key in the chunk counts (observe applies them in order), and
+    only one that found its memory already there: a created memory has no old expiry."""
+    last = {memory["key"]: position for position, memory in enumerate(chunk)}
+    for position in sorted(last.values()):
+        if "ttl_seconds" in chunk[position] or results[position].outcome == "created":
+            continue
+        try:
+            yield c.update(ns, str(results[position].id), {"expires_at": None})
+        except c.APIError as exc:
+            if exc.status != 404:  # deleted meanwhile: no expiry left to clear
+                raise
 
 
 def delete(ns: str, op: PutOp) -> Plan[None]:
@@ -125,6 +205,18 @@ def delete(ns: str, op: PutOp) -> Plan[None]:
 
 
 def search(ns: str, op: SearchOp) -> Plan[list[SearchItem]]:
+    found = yield from _found(ns, op)
+    if op.refresh_ttl:
+        yield from _refresh(ns, [memory for _, memory in found])
+    return [item for item, _ in found]
+
+
+# a search's item and the memory it was read from (which a refresh needs)
+Found = tuple[SearchItem, schemas.MemoryOut | schemas.RecallHit]
+
+
+def _found(ns: str, op: SearchOp) -> Plan[list[Found]]:
+    """The items a search returns, each with the memory it was read from."""
     prefix = tuple(op.namespace_prefix)
     tag = p.prefix_tag(prefix)
     wanted = op.offset + op.limit
@@ -133,16 +225,16 @@ def search(ns: str, op: SearchOp) -> Plan[list[SearchItem]]:
     if op.query:
         # recall ranks at most K_MAX; with a filter, fetch them all and filter here
         k = limits.K_MAX if op.filter else min(limits.K_MAX, wanted)
-        found: schemas.RecallOut = yield c.recall(ns, op.query, {"k": k, "tags": [tag]})
-        hits = [
-            item
-            for hit in found.results
+        recalled: schemas.RecallOut = yield c.recall(ns, op.query, {"k": k, "tags": [tag]})
+        hits: list[Found] = [
+            (item, hit)
+            for hit in recalled.results
             if (item := _search_item(hit, hit.score)) is not None
             and _under(item.namespace, prefix)
             and p.matches_filter(item.value, op.filter)
         ]
         return hits[op.offset : wanted]
-    items: list[SearchItem] = []
+    items: list[Found] = []
     skip = op.offset
     cursor = None
     size = PAGE_MAX if op.filter else max(1, min(PAGE_MAX, wanted))
@@ -157,7 +249,7 @@ def search(ns: str, op: SearchOp) -> Plan[list[SearchItem]]:
             if skip:
                 skip -= 1
                 continue
-            items.append(item)
+            items.append((item, memory))
             if len(items) >= op.limit:
                 return items
         if page.next_cursor is None:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
-from langgraph.store.base import BaseStore, InvalidNamespaceError, Op, PutOp, Result
+from langgraph.store.base import BaseStore, InvalidNamespaceError, Op, PutOp, Result, TTLConfig
 
 from hindsight.client import APIError, Hindsight
 from hindsight.client import _calls as c
@@ -25,11 +25,17 @@ class HindsightStore(BaseStore):
     `put` observes the item (the same value again reinforces it, a new value supersedes it
     and keeps the old one in the memory's history), `search(query=...)` ranks with recall
     (at most 100 results), `filter=` matches stored fields as LangGraph's own stores do.
-    Items do not expire (`supports_ttl` is False); `index=` is ignored: the whole value is
-    embedded and keyword-indexed.
+    `index=` is ignored: the whole value is embedded and keyword-indexed.
+
+    `put(..., ttl=minutes)` sets the memory's hard expiry (rounded up to whole seconds);
+    after it the item is never returned and Hindsight's maintenance deletes it. A put
+    without a ttl (and without `ttl_config["default_ttl"]`) makes an item that never
+    expires. `get` and `search` push the expiry of the items they return to now + their
+    ttl unless `refresh_ttl=False` (default: `ttl_config["refresh_on_read"]`, else True).
+    `sweep_interval_minutes` is not used: the service's own maintenance sweeps.
     """
 
-    supports_ttl = False
+    supports_ttl = True
 
     def __init__(
         self,
@@ -39,7 +45,12 @@ class HindsightStore(BaseStore):
         namespace: str = "langgraph",
         timeout: float = 30.0,
         max_retries: int = 3,
+        ttl_config: TTLConfig | None = None,
     ) -> None:
+        default_ttl = (ttl_config or {}).get("default_ttl")
+        if default_ttl is not None:
+            _plans.ttl_seconds(default_ttl)  # refuse a bad default now, not at the first put
+        self.ttl_config = ttl_config
         self.namespace = namespace
         self._sync = Hindsight(url, api_key, timeout=timeout, max_retries=max_retries)
         self._async = LoopClient(url, api_key, timeout=timeout, max_retries=max_retries)
