@@ -1,21 +1,27 @@
 """Recall, lists and history from a physical streaming replica (made with `pg_basebackup
 -R` on loopback): served there while it keeps up, from the primary when the caller must
-see its own write, when the replica lags too far, and when it is down."""
+see its own write (an erasure too), when the replica lags too far, and when it is down;
+each choice counted on /metrics."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import psycopg
 import pytest
 
 from tests.conftest import Api, make_settings
 from tests.support.pg_replica import StreamingPair
+from tests.support.scrape import value
 from tests.support.servers import ThreadServer, create_database
 
 pytestmark = pytest.mark.timeout(180)
 MAX_LAG = 3.0
+ROUTES = "hindsight_read_routes_total"
+LAG = "hindsight_read_replica_lag_seconds"
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +71,19 @@ def counts(server: ThreadServer) -> dict[str, int]:
     return c
 
 
+def scrape(api: Api) -> str:
+    r = api.client.get("/metrics")
+    assert r.status_code == 200, r.text
+    return r.text
+
+
+def routed(text: str, reason: str) -> float:
+    """The metric's count for a counters() key (`replica`: served by the replica)."""
+    if reason == "replica":
+        return value(text, ROUTES, target="replica", reason="caught_up")
+    return value(text, ROUTES, target="primary", reason=reason)
+
+
 def poll(check: Callable[[], Any], what: str, timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while not check():
@@ -101,11 +120,12 @@ def test_recall_lists_and_history_come_from_the_replica(
     (city,) = other.observe({"key": "user.city", "value": "Tromsø in the north"})
     pair.wait_caught_up()
     poll(lambda: "user.city" in keys(mine, "Tromsø"), "the replica to serve user.city")
+    poll(lambda: 0 <= value(scrape(mine), LAG) < MAX_LAG, "a lag measured within the bound")
     pair.replica_sql("SELECT pg_wal_replay_pause()")
     try:
         other.observe({"key": "user.dog", "value": "a beagle called Rex"})
         other.observe({"key": "user.city", "value": "Tromsø in the north"})  # reinforced
-        before = counts(reader)
+        before, scraped_before = counts(reader), scrape(mine)
         started = time.monotonic()
         # the replica has neither the dog nor the reinforcement; the primary has both
         assert "user.dog" not in keys(mine, "beagle called Rex")
@@ -115,12 +135,18 @@ def test_recall_lists_and_history_come_from_the_replica(
         assert len(mine.history(city["id"])) == 1
         assert len(other.history(city["id"])) == 2
         assert time.monotonic() - started < MAX_LAG, "too slow to tell replica from primary"
-        after = counts(reader)
+        after, scraped_after = counts(reader), scrape(mine)
         assert after["replica"] - before["replica"] >= 4  # two recall arms, list, history
+        # the metric counts what the router did (no other router in this process has a replica)
+        for reason in after:
+            moved = routed(scraped_after, reason) - routed(scraped_before, reason)
+            assert moved == after[reason] - before[reason], reason
         # once the replica is further behind than the bound, reads go to the primary
         poll(lambda: "user.dog" in keys(mine, "beagle called Rex"), "falling back", 15)
         assert time.monotonic() - started >= MAX_LAG - 0.5
         assert counts(reader)["lagging"] > after["lagging"]
+        assert routed(scrape(mine), "lagging") > routed(scraped_after, "lagging")
+        poll(lambda: value(scrape(mine), LAG) > MAX_LAG, "the lag gauge to pass the bound")
     finally:
         pair.replica_sql("SELECT pg_wal_replay_resume()")
 
@@ -151,13 +177,19 @@ def test_recall_works_with_the_replica_down(
     other.observe({"key": "user.bike", "value": "a red gravel bike"})
     pair.wait_caught_up()
     poll(lambda: "user.bike" in keys(mine, "gravel bike"), "the replica to serve user.bike")
-    before = counts(reader)
+    before, scraped_before = counts(reader), scrape(mine)
     pair.stop_replica()
     try:
         for _ in range(5):
             assert "user.bike" in keys(mine, "gravel bike")
             assert listed(mine) == {"user.bike"}
-        assert counts(reader)["down"] > before["down"]
+        after = counts(reader)
+        assert after["down"] > before["down"]
+        scraped = scrape(mine)
+        assert routed(scraped, "down") - routed(scraped_before, "down") == (
+            after["down"] - before["down"]
+        )
+        poll(lambda: math.isnan(value(scrape(mine), LAG)), "the lag gauge to say down")
     finally:
         pair.start_replica()
     # and it is read again once it is back
@@ -166,3 +198,30 @@ def test_recall_works_with_the_replica_down(
         lambda: "user.bike" in keys(mine, "gravel bike") and counts(reader)["replica"] > back,
         "the replica to be read again after its restart",
     )
+
+
+def test_an_erased_namespace_is_not_read_from_the_replica(
+    apis: tuple[Api, Api], reader: ThreadServer, pair: StreamingPair
+) -> None:
+    mine, other = apis
+    other.observe({"key": "user.boat", "value": "a wooden sailing boat"})
+    pair.wait_caught_up()
+    poll(lambda: listed(mine) == {"user.boat"}, "the replica to serve user.boat")
+    pair.replica_sql("SELECT pg_wal_replay_pause()")
+    try:
+        started = time.monotonic()
+        r = mine.client.delete(mine.base)
+        assert r.status_code == 200, r.text
+        before = counts(reader)
+        assert listed(mine) == set()
+        assert keys(mine, "wooden sailing boat") == set()
+        assert time.monotonic() - started < MAX_LAG, "too slow to tell replica from primary"
+        assert counts(reader)["own_write"] - before["own_write"] == 3  # list, two recall arms
+        # and the replica does still hold it: only the routing kept it out of the answers
+        with psycopg.connect(pair.url(pair.replica_port, "hs_read")) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM long_term_memory WHERE namespace = %s", (mine.ns,)
+            ).fetchone()
+        assert row == (1,)
+    finally:
+        pair.replica_sql("SELECT pg_wal_replay_resume()")

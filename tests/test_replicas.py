@@ -17,6 +17,7 @@ import psycopg
 import pytest
 
 from hindsight.services.auth import CACHE_SECONDS
+from hindsight.stores.lifecycle import LIFECYCLE_LOCK
 from hindsight.stores.maintenance import MAINTENANCE_LOCK
 from tests.conftest import ADMIN_KEY, Api
 from tests.support.cli import hindsight
@@ -43,6 +44,9 @@ def replicas(replica_db: str, redis_url: str) -> Iterator[list[str]]:
         "HINDSIGHT_ACCESS_FLUSH_INTERVAL_MS": "20",
         "HINDSIGHT_JOB_POLL_INTERVAL_SECONDS": "0.05",
         "HINDSIGHT_MAINTENANCE_INTERVAL_SECONDS": "0.2",
+        # a lifecycle pass due on every maintenance turn (fresh memories under the default
+        # policy never move, so the other tests' data stays put)
+        "HINDSIGHT_LIFECYCLE_INTERVAL_SECONDS": "0.2",
     }
     procs: list[subprocess.Popen[bytes]] = []
     urls: list[str] = []
@@ -183,6 +187,53 @@ def test_purge_runs_on_one_replica_at_a_time(apis: list[Api], replica_db: str) -
         holder.execute("SELECT pg_advisory_unlock(%s)", (MAINTENANCE_LOCK,))
         holder.commit()
     poll(lambda: remaining() == 0, "a replica to purge once the lock was free")
+
+
+def test_lifecycle_runs_on_one_replica_at_a_time(apis: list[Api], replica_db: str) -> None:
+    apis[0].observe(
+        {"key": "user.city", "value": "lives in Bergen"},
+        {"key": "user.pet", "value": "a beagle called Rex"},
+        {"key": "user.bike", "value": "a red gravel bike"},
+        {"key": "user.tea", "value": "green tea, no sugar"},
+    )
+    ns = apis[0].ns
+    active = "SELECT count(*) FROM long_term_memory WHERE namespace = %s AND status = 'active'"
+    archived = (
+        "SELECT count(*), count(DISTINCT memory_id) FROM memory_history "
+        "WHERE namespace = %s AND change = 'archived'"
+    )
+
+    def count(statement: str) -> tuple[int, ...]:
+        with psycopg.connect(replica_db) as conn:
+            row = conn.execute(statement, (ns,)).fetchone()
+        assert row is not None
+        return tuple(row)
+
+    # As for the purge: holding the lifecycle's advisory lock stands in for a replica in
+    # the middle of a pass, and all three replicas must skip their turn while it is held.
+    with psycopg.connect(replica_db, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", (LIFECYCLE_LOCK,))
+        # a cap of one: the next pass archives three of the four
+        cap = {"capacity": {"max_active_memories": 1}}
+        r = apis[0].client.put(f"{apis[0].base}/policy", json=cap)
+        assert r.status_code == 200, r.text
+
+        def cap_seen_everywhere() -> bool:
+            caps = [
+                api.client.get(f"{api.base}/policy").json()["capacity"]["max_active_memories"]
+                for api in apis
+            ]
+            return caps == [1] * REPLICAS
+
+        poll(cap_seen_everywhere, "every replica to see the new cap")
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:  # ~7 turns on each of three replicas
+            assert count(active) == (4,), "a replica moved memories while the lock was held"
+            time.sleep(0.1)
+        assert count(archived) == (0, 0)
+        holder.execute("SELECT pg_advisory_unlock(%s)", (LIFECYCLE_LOCK,))
+    poll(lambda: count(active) == (1,), "a replica to apply the cap once the lock was free")
+    assert count(archived) == (3, 3)  # each archived once, by one replica's pass
 
 
 def test_a_revoked_key_is_refused_by_every_replica_in_time(

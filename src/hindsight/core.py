@@ -127,7 +127,7 @@ async def start(
     )
     distiller = Distiller(llm, recall) if llm is not None else None
     consolidation = ConsolidationService(settings, pool, memories, hot, llm, distiller)
-    lifecycle = LifecycleService(settings, pool, policies)
+    lifecycle = LifecycleService(settings, pool, policies, reads=reads)
     maintenance = MaintenanceLoop(pool, settings, lifecycle) if background else None
     indexes = IndexKeeper(pool, settings, embedder.dimensions) if background else None
     worker = JobWorker(consolidation, settings.job_poll_interval_seconds) if background else None
@@ -167,7 +167,7 @@ async def start(
         sessions=SessionService(settings, pool, hot, consolidation),
         consolidation=consolidation,
         extraction=ExtractionService(settings, memories, llm, distiller),
-        erasure=ErasureService(pool, hot, recorder),
+        erasure=ErasureService(pool, hot, recorder, reads=reads),
         exports=ExportService(pool, embedder),
     )
 

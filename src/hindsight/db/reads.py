@@ -12,6 +12,9 @@ the primary instead when
 - the replica does not answer, or is no standby (`down`); a read that fails on the
   replica is run again on the primary and counted the same way.
 
+Every choice is counted in `hindsight_read_routes_total` (by target and reason) and each
+probe publishes the lag in `hindsight_read_replica_lag_seconds`.
+
 Writes made through another process are not tracked here: they reach this process's
 readers within the replica's lag, as they would through any replica.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -31,6 +35,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight.background import BackgroundLoop
 from hindsight.db.pool import Connection
+from hindsight.observability import metrics
 from hindsight.stores import replication
 
 log = logging.getLogger(__name__)
@@ -62,6 +67,8 @@ class ReadRouter(BackgroundLoop):
         self._caught_up_to: float | None = None  # monotonic; None: unknown or down
         self._writes: dict[str, float] = {}
         self.counts: collections.Counter[str] = collections.Counter()
+        if replica is not None:
+            self._publish_lag()  # unknown until the first probe: not a lag of 0
 
     @property
     def has_replica(self) -> bool:
@@ -69,7 +76,7 @@ class ReadRouter(BackgroundLoop):
 
     def counters(self) -> dict[str, int]:
         """Reads served by the replica (`replica`) and by the primary instead, by reason
-        (`own_write`, `lagging`, `down`): for the metrics endpoint."""
+        (`own_write`, `lagging`, `down`): this router's part of the metric's counts."""
         return {k: self.counts[k] for k in ("replica", "own_write", "lagging", "down")}
 
     @property
@@ -78,6 +85,16 @@ class ReadRouter(BackgroundLoop):
         if self._caught_up_to is None:
             return None
         return max(0.0, time.monotonic() - self._caught_up_to)
+
+    def _publish_lag(self) -> None:
+        lag = self.lag_seconds
+        metrics.READ_REPLICA_LAG.set(math.nan if lag is None else lag)
+
+    def _count(self, reason: str | None) -> None:
+        """A read served by the replica (`reason` None) or by the primary, and why."""
+        self.counts[reason or "replica"] += 1
+        target = "primary" if reason else "replica"
+        metrics.READ_ROUTES.labels(target, reason or "caught_up").inc()
 
     def wrote(self, namespace: str) -> None:
         """Record a committed write in `namespace`: its reads go to the primary until the
@@ -108,14 +125,15 @@ class ReadRouter(BackgroundLoop):
             try:
                 async with replica.connection() as conn:
                     result = await work(conn)
-                self.counts["replica"] += 1
+                self._count(None)
                 return result
             except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
                 log.warning("read replica failed (%s); reading from the primary", exc)
                 self._caught_up_to = None  # until the probe sees it again
+                self._publish_lag()
                 reason = "down"
-        if replica is not None and reason is not None:
-            self.counts[reason] += 1
+        if replica is not None:
+            self._count(reason)
         async with primary.connection() as conn:
             return await work(conn)
 
@@ -156,6 +174,7 @@ class ReadRouter(BackgroundLoop):
                 if self._caught_up_to is not None:
                     log.warning("read replica unavailable (%s); reading from the primary", exc)
                 self._caught_up_to = None
+            self._publish_lag()
             await asyncio.sleep(self._interval)
 
     def start(self) -> None:

@@ -57,6 +57,10 @@ RECALL_CANDIDATES = Histogram(
 RECALL_RESULTS = Histogram(
     "hindsight_recall_results", "Results a recall returned.", buckets=_COUNTS
 )
+RECALL_VECTOR_SKIPPED = Counter(
+    "hindsight_recall_vector_skipped_total",
+    "Recalls ranked by keywords alone: the query could not be embedded.",
+)
 OBSERVE_OUTCOMES = Counter(
     "hindsight_observe_outcomes_total",
     "Observed memories by outcome (created, reinforced, superseded, deduplicated).",
@@ -100,6 +104,17 @@ PROVIDER_TOKENS = Counter(
     "hindsight_provider_tokens_total",
     "Tokens the endpoint reported using (kind: prompt, completion).",
     ["provider", "model", "kind"],
+)
+READ_ROUTES = Counter(
+    "hindsight_read_routes_total",
+    "Reads that may use the read replica, by where they went (target: replica, primary) "
+    "and why (reason: caught_up; own_write, lagging, down for the primary).",
+    ["target", "reason"],
+)
+READ_REPLICA_LAG = Gauge(
+    "hindsight_read_replica_lag_seconds",
+    "How far behind the read replica was at most, as of the last probe (NaN: down).",
+    multiprocess_mode="mostrecent",
 )
 MEMORIES = Gauge(
     "hindsight_memories",

@@ -37,6 +37,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
+from hindsight.db.reads import ReadRouter
 from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import document_vector
@@ -106,11 +107,13 @@ class BulkImporter:
         pool: AsyncConnectionPool[Connection],
         embedder: Embedder,
         memories: MemoryService,
+        reads: ReadRouter | None = None,
     ) -> None:
         self._settings = settings
         self._pool = pool
         self._embedder = embedder
         self._memories = memories
+        self._reads = reads or ReadRouter(pool, pool)
 
     async def _copy(self, import_id: str, items: list[ImportItem], actor: str) -> set[int]:
         """Stage and merge one chunk in one transaction; the lines written (the others'
@@ -148,7 +151,11 @@ class BulkImporter:
                             item.line,
                         )
                     )
-            return await store.merge(conn, import_id)
+            copied = await store.merge(conn, import_id)
+        # the COPY skips MemoryService._write, which does this for the observed lines
+        for namespace in {i.namespace for i in items}:
+            self._reads.wrote(namespace)
+        return copied
 
     def _scrubbed(self, item: ImportItem) -> ImportItem:
         """Secrets redacted (or refused) as in any other write: COPY skips the observe path."""
@@ -156,7 +163,7 @@ class BulkImporter:
         ((key, value),), _ = scrub_claims(self._settings, item.namespace, [(o.key, o.value)])
         if (key, value) == (o.key, o.value):
             return item
-        return ImportItem(item.namespace, replace(o, key=key, value=value))
+        return replace(item, observation=replace(o, key=key, value=value))
 
     async def run(
         self,
@@ -211,6 +218,7 @@ class BulkImporter:
         try:
             numbered = (i if i.line else replace(i, line=n) for n, i in enumerate(items, start=1))
             for batch in chunks(numbered, CHUNK):
+                batch = [self._scrubbed(i) for i in batch]
                 async with self._pool.connection() as conn:
                     done = await store.written(conn, import_id, [i.line for i in batch])
                 fresh: list[ImportItem] = []

@@ -19,6 +19,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight import limits
 from hindsight.db.pool import Connection
+from hindsight.db.reads import ReadRouter
 from hindsight.ids import uuid7
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.stores import erasure as store
@@ -58,23 +59,33 @@ async def erase_traces(
 
 class ErasureService:
     def __init__(
-        self, pool: AsyncConnectionPool[Connection], hot: HotSteps, recorder: AccessRecorder
+        self,
+        pool: AsyncConnectionPool[Connection],
+        hot: HotSteps,
+        recorder: AccessRecorder,
+        reads: ReadRouter | None = None,
     ) -> None:
         self._pool = pool
         self._hot = hot
         self._recorder = recorder
+        self._reads = reads or ReadRouter(pool, pool)
 
     async def erase_namespace(self, namespace: str, *, actor: str) -> dict[str, Any]:
         """Delete everything of `namespace`; the receipt counts what went, per store."""
         # recalls still buffered in this process would be logged after the erase
         await self._recorder.flush()
         redis_keys = await self._hot.forget_namespace(namespace)
-        async with self._pool.connection() as conn, conn.transaction():
-            texts, queries = await store.namespace_texts(conn, namespace)
-            tables = await store.erase_namespace(conn, namespace, actor=actor)
-            hashes = [_hash(memory_text(k, v)) for k, v in texts]
-            hashes += [_hash(q[: limits.QUERY_MAX_CHARS * 3]) for q in queries]
-            tables["embedding_cache"] = await store.drop_cached_embeddings(conn, hashes)
+        try:
+            async with self._pool.connection() as conn, conn.transaction():
+                texts, queries = await store.namespace_texts(conn, namespace)
+                tables = await store.erase_namespace(conn, namespace, actor=actor)
+                hashes = [_hash(memory_text(k, v)) for k, v in texts]
+                hashes += [_hash(q[: limits.QUERY_MAX_CHARS * 3]) for q in queries]
+                tables["embedding_cache"] = await store.drop_cached_embeddings(conn, hashes)
+        finally:
+            # this process's reads must not find the erased rows on a lagging replica; also
+            # after a failure, as the commit may have landed
+            self._reads.wrote(namespace)
         # a step appended while Postgres was erased may have reached Redis: sweep again
         redis_keys += await self._hot.forget_namespace(namespace)
         receipt = {

@@ -22,6 +22,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
+from hindsight.db.reads import ReadRouter
 from hindsight.services.merge import merge_near_duplicates
 from hindsight.services.moves import Move
 from hindsight.services.policy import Policy, PolicyService
@@ -79,11 +80,16 @@ def _params(settings: Settings, policy: Policy, namespace: str, now: datetime) -
 
 class LifecycleService:
     def __init__(
-        self, settings: Settings, pool: AsyncConnectionPool[Connection], policies: PolicyService
+        self,
+        settings: Settings,
+        pool: AsyncConnectionPool[Connection],
+        policies: PolicyService,
+        reads: ReadRouter | None = None,
     ) -> None:
         self._settings = settings
         self._pool = pool
         self._policies = policies
+        self._reads = reads or ReadRouter(pool, pool)
 
     async def run(
         self,
@@ -115,7 +121,7 @@ class LifecycleService:
                 report.ran = True
                 names = [namespace] if namespace else await store.namespaces(conn)
                 for ns in names:
-                    await self._namespace(conn, ns, now, dry_run, report, on_move, on_progress)
+                    await self._tracked(conn, ns, now, dry_run, report, on_move, on_progress)
                     report.namespaces += 1
                 if namespace is None and not dry_run:
                     await store.set_last_run(conn, now)
@@ -127,6 +133,28 @@ class LifecycleService:
     async def _due(self, conn: Connection, now: datetime, interval: float) -> bool:
         last = await store.last_run(conn)
         return last is None or now - last >= timedelta(seconds=interval)
+
+    async def _tracked(
+        self,
+        conn: Connection,
+        ns: str,
+        now: datetime,
+        dry_run: bool,
+        report: LifecycleReport,
+        on_move: OnMove | None,
+        on_progress: OnProgress | None,
+    ) -> None:
+        """The pass over `ns`; when it moved memories (by a rule, a demotion, a merge or the
+        cap), this process's reads of `ns` go to the primary until a read replica has them."""
+        moved = report.counts.total()
+        try:
+            await self._namespace(conn, ns, now, dry_run, report, on_move, on_progress)
+        except BaseException:
+            if not dry_run:
+                self._reads.wrote(ns)  # a batch's commit may have landed before the failure
+            raise
+        if not dry_run and report.counts.total() > moved:
+            self._reads.wrote(ns)
 
     async def _namespace(
         self,
