@@ -339,6 +339,11 @@ class RecallHit(BaseModel):
 class RecallOut(BaseModel):
     recall_id: uuid.UUID
     results: list[RecallHit]
+    vector_skipped: str | None = Field(
+        default=None,
+        description="Set when the query could not be embedded (the embedding endpoint is "
+        "down or failing): the results were ranked by keywords alone, and this says why.",
+    )
 
 
 class RecallLogOut(BaseModel):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.db.reads import ReadRouter
 from hindsight.embeddings.base import Embedder
+from hindsight.errors import ProviderError, Unavailable
 from hindsight.ids import uuid7
 from hindsight.observability import metrics
 from hindsight.retrieval.factors import LifecycleFactors
@@ -38,6 +40,8 @@ from hindsight.stores import recall_log
 from hindsight.stores.filters import MemoryFilter
 from hindsight.stores.recall_log import RecallEntry
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class RecallRequest:
@@ -53,9 +57,17 @@ class RecallRequest:
 
 
 @dataclass(frozen=True)
+class Searched:
+    results: list[Ranked]
+    # why the vector arm was skipped (the query could not be embedded), else None
+    vector_skipped: str | None = None
+
+
+@dataclass(frozen=True)
 class RecallResult:
     recall_id: uuid.UUID
     results: list[Ranked]
+    vector_skipped: str | None = None
 
 
 def _logged(item: Ranked) -> dict[str, Any]:
@@ -98,25 +110,43 @@ class RecallService:
 
     async def search(self, namespace: str, request: RecallRequest) -> list[Ranked]:
         """Rank memories without recording anything (no access counts, no log): for the
-        service's own lookups. With `hops=2`, a second search follows the best hit
-        ("where does my sister live?" finds the sister, then where she lives)."""
+        service's own lookups."""
+        return (await self.searched(namespace, request)).results
+
+    async def searched(self, namespace: str, request: RecallRequest) -> Searched:
+        """The ranking, and whether it had to do without the vector arm. With `hops=2`, a
+        second search follows the best hit ("where does my sister live?" finds the
+        sister, then where she lives)."""
         first = await self._search_once(namespace, request.query, request)
-        if request.hops < 2 or not first:
+        if request.hops < 2 or not first.results:
             return first
-        anchor = first[0]
+        anchor = first.results[0]
         second = await self._search_once(
             namespace, f"{request.query} {anchor.row['value']}", request
         )
-        return merge_hops(first, second, anchor, request.k)
+        return Searched(
+            merge_hops(first.results, second.results, anchor, request.k),
+            first.vector_skipped or second.vector_skipped,
+        )
 
-    async def _search_once(
-        self, namespace: str, query: str, request: RecallRequest
-    ) -> list[Ranked]:
-        (vector,) = await self._embedder.embed([query[: limits.QUERY_MAX_CHARS * 3]])
+    async def _query_vector(self, query: str) -> tuple[HalfVector | None, str | None]:
+        """The query's embedding; or, when the endpoint is down or answers nonsense, None
+        and why. Recall then ranks by keywords alone: a degraded answer beats none, and
+        the response says it was degraded."""
+        try:
+            (vector,) = await self._embedder.embed([query[: limits.QUERY_MAX_CHARS * 3]])
+        except (Unavailable, ProviderError) as exc:
+            log.warning("recall without the vector arm: %s", exc)
+            metrics.RECALL_VECTOR_SKIPPED.inc()
+            return None, f"the query could not be embedded: {exc}"
+        return HalfVector(vector), None
+
+    async def _search_once(self, namespace: str, query: str, request: RecallRequest) -> Searched:
+        vector, skipped = await self._query_vector(query)
         terms, counts = query_terms(query)
         search = store.Search(
             namespace=namespace,
-            query_vector=HalfVector(vector),
+            query_vector=vector,
             terms=terms,
             term_counts=counts,
             filter=request.filter,
@@ -125,16 +155,23 @@ class RecallService:
             exact_max=self._settings.exact_search_max_rows,
             postings_budget=self._settings.keyword_postings_budget,
         )
-        by_vector, by_keyword, factors = await asyncio.gather(
-            self._arm(search, "vector"), self._arm(search, "keyword"), self.factors(namespace)
-        )
-        return rank(
-            merge_arms(by_vector, by_keyword),
-            self.ranking(request),
-            request.k,
-            request.min_relevance,
-            factors,
-        )
+        if vector is None:
+            by_keyword, factors = await asyncio.gather(
+                self._arm(search, "keyword"), self.factors(namespace)
+            )
+            for row in by_keyword:
+                row["similarity"] = 0.0
+            # relevance is then the keyword score alone, not a fraction of it
+            ranking = dataclasses.replace(self.ranking(request), keyword_weight=1.0)
+            rows = merge_arms([], by_keyword)
+        else:
+            by_vector, by_keyword, factors = await asyncio.gather(
+                self._arm(search, "vector"), self._arm(search, "keyword"), self.factors(namespace)
+            )
+            ranking = self.ranking(request)
+            rows = merge_arms(by_vector, by_keyword)
+        ranked = rank(rows, ranking, request.k, request.min_relevance, factors)
+        return Searched(ranked, skipped)
 
     async def factors(self, namespace: str) -> LifecycleFactors:
         """The namespace policy's ranking terms (cached for a few seconds per process)."""
@@ -166,7 +203,8 @@ class RecallService:
         query = Scrubber(self._settings, namespace)("query", request.query)
         if query != request.query:
             request = dataclasses.replace(request, query=query)
-        ranked = await self.search(namespace, request)
+        searched = await self.searched(namespace, request)
+        ranked = searched.results
         metrics.RECALL_SECONDS.observe(time.perf_counter() - started)
         metrics.RECALL_RESULTS.observe(len(ranked))
         recall_id = uuid7()
@@ -185,7 +223,9 @@ class RecallService:
                 created_at=datetime.now(UTC),
             )
         )
-        return RecallResult(recall_id=recall_id, results=ranked)
+        return RecallResult(
+            recall_id=recall_id, results=ranked, vector_skipped=searched.vector_skipped
+        )
 
     async def explain(self, namespace: str, recall_id: uuid.UUID) -> dict[str, Any] | None:
         """A logged recall, flushing pending log entries first so a fresh id is found."""

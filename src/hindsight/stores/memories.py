@@ -468,7 +468,9 @@ class Search:
     """One recall's query, as both arms need it."""
 
     namespace: str
-    query_vector: HalfVector
+    # None when the query could not be embedded: the keyword arm runs alone and every
+    # similarity comes back NULL
+    query_vector: HalfVector | None
     terms: list[int]
     term_counts: list[float]
     filter: MemoryFilter

@@ -53,6 +53,7 @@ async def recall(
             )
             for r in result.results
         ],
+        vector_skipped=result.vector_skipped,
     )
     return json_response(out)
 
