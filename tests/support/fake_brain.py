@@ -24,7 +24,7 @@ def _user_text(body: dict[str, Any]) -> str:
 def _messages(text: str) -> list[dict[str, Any]]:
     """The JSON lines between the transcript markers."""
     block = text.split("<<<TRANSCRIPT\n", 1)[1].rsplit("\nTRANSCRIPT>>>", 1)[0]
-    return [json.loads(line) for line in block.splitlines() if line.strip()]
+    return [json.loads(line) for line in block.split("\n") if line.strip()]
 
 
 def distill(body: dict[str, Any]) -> str:
