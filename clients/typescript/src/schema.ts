@@ -1295,15 +1295,15 @@ export interface components {
             /** Recalls Last Day */
             recalls_last_day: number;
             /**
-             * Recalls By Hour
-             * @description Last 24 hours, oldest first.
-             */
-            recalls_by_hour: components["schemas"]["RecallHour"][];
-            /**
              * Capacity
              * @description Soft cap on active memories (the namespace's policy).
              */
             capacity: number;
+            /**
+             * Recalls By Hour
+             * @description Last 24 hours, oldest first.
+             */
+            recalls_by_hour: components["schemas"]["RecallHour"][];
             /** Over Capacity */
             over_capacity: boolean;
             /** Warnings */
@@ -1336,6 +1336,11 @@ export interface components {
             recalls_last_hour: number;
             /** Recalls Last Day */
             recalls_last_day: number;
+            /**
+             * Capacity
+             * @description Soft cap on active memories (its policy's).
+             */
+            capacity: number;
         };
         /** NamespacesOut */
         NamespacesOut: {
@@ -1564,6 +1569,11 @@ export interface components {
             recall_id: string;
             /** Results */
             results: components["schemas"]["RecallHit"][];
+            /**
+             * Vector Skipped
+             * @description Set when the query could not be embedded (the embedding endpoint is down or failing): the results were ranked by keywords alone, and this says why.
+             */
+            vector_skipped?: string | null;
         };
         /** SessionDeleted */
         SessionDeleted: {
