@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import psycopg
 import pytest
 
 from tests.conftest import Api
+from tests.support.poll import wait_until
 
 SQL = Path(__file__).resolve().parent.parent / "sql"
 
@@ -56,7 +56,15 @@ def test_audit_queries_answer_why(api: Api, migrated: str) -> None:
     history = psql(migrated, "key_history.sql", ns=api.ns, key="user.city")
     assert "created||Oslo" in history and "superseded|Oslo|Bergen" in history
 
-    time.sleep(0.2)  # the recall log is written just after the answer
+    # the recall log is written just after the answer
+    with psycopg.connect(migrated, autocommit=True) as conn:
+        wait_until(
+            lambda: conn.execute(
+                "SELECT 1 FROM recall_log WHERE namespace = %s AND id = %s",
+                (api.ns, recall["recall_id"]),
+            ).fetchone(),
+            "the recall to be logged",
+        )
     explained = psql(migrated, "recall_explain.sql", ns=api.ns, recall_id=recall["recall_id"])
     assert "which city does the user live in" in explained and "|1|user.city|Bergen|" in explained
 

@@ -14,6 +14,7 @@ from tests.conftest import ADMIN_KEY, Api, make_settings
 from tests.support import fake_brain
 from tests.support.cli import hindsight
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer, spawn_server, subprocess_server
 
 LONG = "Compared three hotels near the station and booked the Grand for two nights. " * 4
@@ -154,11 +155,13 @@ def test_every_n_steps_consolidates_and_summarises_as_it_goes(
     llm_api.append("long", "short")
     assert by_key(llm_api) == {}
     llm_api.append("long", "my shell is zsh")  # the 4th step queues a job
-    deadline = time.monotonic() + 20
-    while set(by_key(llm_api)) != {"user.editor", "user.shell"}:
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
-    time.sleep(0.3)
+    wait_until(
+        lambda: set(by_key(llm_api)) == {"user.editor", "user.shell"},
+        "the job to observe the editor and the shell",
+    )
+    # the job commits memories and summaries at once, then refreshes the Redis copy of
+    # the steps it summarised: wait for reads to show the summary
+    wait_until(lambda: llm_api.steps("long")[1]["summary"] is not None, "step 1 to be summarised")
     steps = llm_api.steps("long")
     assert steps[1]["summary"] == "summary of step 1"  # written by the LLM
     assert steps[2]["summary"] is None  # short steps need none

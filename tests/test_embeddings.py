@@ -120,6 +120,23 @@ def test_transient_errors_are_retried_and_others_are_not(fake: FakeOpenAI) -> No
     asyncio.run(go())
 
 
+def test_a_query_in_the_base_url_goes_with_every_request(fake: FakeOpenAI) -> None:
+    """Azure's `?api-version=`, a gateway's `?key=`: kept as a query, not glued to the path."""
+
+    async def go() -> None:
+        settings = settings_for(fake)
+        settings = settings.model_copy(
+            update={"embedding_base_url": f"{fake.url}?api-version=2024-10-21&key=k1"}
+        )
+        embedder = await create_embedder(settings)
+        (vector,) = await embedder.embed(["hello"])
+        await embedder.aclose()
+        assert len(vector) == embedder.dimensions
+
+    asyncio.run(go())
+    assert fake.requests[-1]["query"] == {"api-version": "2024-10-21", "key": "k1"}
+
+
 def test_the_same_text_is_never_embedded_twice(fresh_db: str, redis_url: str) -> None:
     with FakeOpenAI(dimensions=48) as fake:
         settings = make_settings(
@@ -152,12 +169,18 @@ def test_concurrency_limit_bounds_requests_in_flight(fake: FakeOpenAI) -> None:
             base_url=fake.url, model="m", api_key=None, dimensions=16, batch_size=1, concurrency=2
         )
         fake.delay_next(0.3, times=6)
+        fake.reset_max_in_flight()
         started = asyncio.get_running_loop().time()
-        await embedder.embed([f"t{i}" for i in range(6)])
+        vectors = await embedder.embed([f"t{i}" for i in range(6)])
         elapsed = asyncio.get_running_loop().time() - started
         await embedder.aclose()
-        # six 0.3 s requests, two at a time: three rounds
-        assert 0.85 < elapsed < 2.0, elapsed
+        assert len(vectors) == 6 and fake.count("embeddings") == 6
+        # the bound itself, as the endpoint saw it: two at a time, never more (and the
+        # limit is used: with every request stalled, the two slots were both taken)
+        assert fake.max_in_flight["embeddings"] == 2, fake.max_in_flight
+        # six 0.3 s requests, two at a time, cannot take less than three rounds (a loaded
+        # machine only makes it slower, so no upper bound)
+        assert elapsed >= 0.85, elapsed
 
     asyncio.run(go())
 

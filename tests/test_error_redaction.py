@@ -21,29 +21,36 @@ from tests.support.servers import ThreadServer, free_port
 
 
 def test_provider_errors_name_the_endpoint_without_its_credentials() -> None:
-    async def fails(base: str) -> str:
+    async def fails(base: str, expected: type[HindsightError]) -> str:
         settings = Settings(
-            embedding_base_url=base.replace("http://", "http://user:s3cret@") + "?key=q5ecret",
+            embedding_base_url=base,
             embedding_model="fake-embed",
             embedding_dimensions=16,
             data_dir=Path("/nonexistent"),
         )
         embedder = await create_embedder(settings)
         try:
-            with pytest.raises((ProviderError, Unavailable)) as failed:
+            with pytest.raises(expected) as failed:
                 await embedder.embed(["x"])
         finally:
             await embedder.aclose()
-        assert isinstance(failed.value, HindsightError)
+        assert type(failed.value) is expected, failed.value
         return failed.value.message
 
+    def with_credentials(url: str, query: str = "") -> str:
+        return url.replace("http://", "http://user:s3cret@") + query
+
+    # a refusal (4xx, not retried) is the provider's answer: 502, with its reason
     with FakeOpenAI(dimensions=16) as fake:
         fake.fail_next(400, times=10)
-        refused = asyncio.run(fails(fake.url))
+        refused = asyncio.run(fails(with_credentials(fake.url, "?key=q5ecret"), ProviderError))
+        assert fake.count("embeddings") == 1  # it reached the endpoint, and was not retried
+    assert refused == f"embedding endpoint {fake.url} refused the request (HTTP 400): injected 400"
+    # nothing listening is transient trouble: 503 (with Retry-After), try again later
     down = f"http://127.0.0.1:{free_port()}/v1"
-    unreachable = asyncio.run(fails(down))
-    for message, where in [(refused, fake.url), (unreachable, down)]:
-        assert f"endpoint {where} " in message, message
+    unreachable = asyncio.run(fails(with_credentials(down, "?key=q5ecret"), Unavailable))
+    assert unreachable == f"embedding endpoint {down} is unreachable or timed out after retries"
+    for message in (refused, unreachable):
         assert "s3cret" not in message and "q5ecret" not in message, message
 
 

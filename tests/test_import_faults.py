@@ -3,6 +3,7 @@ search indexes the killed import left dropped, and running the same input again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -132,24 +133,63 @@ def test_a_killed_import_is_finished_by_a_rerun_and_its_indexes_come_back(
         assert 5_000 <= committed <= 6_000
         assert valid_search_indexes(conn) != SEARCH_INDEXES  # the kill left them dropped
 
-        # a service started now notices, says so, and builds them without blocking writes
-        with ThreadServer(make_settings(), fresh_db, redis_url) as srv:
+        missing = SEARCH_INDEXES - valid_search_indexes(conn)
+
+        # a service started now notices, says so, and builds them without blocking writes.
+        # An open transaction that has written to the table holds the build (CREATE INDEX
+        # CONCURRENTLY first waits for every transaction that may write to the table), so
+        # the rebuild is seen running for as long as the test needs. (The blocker is taken
+        # before the service starts, and let go before it stops, whatever happens.)
+        with contextlib.ExitStack() as stack, psycopg.connect(fresh_db) as blocker:
+            blocker.execute("LOCK TABLE long_term_memory IN ROW EXCLUSIVE MODE")
+            srv = stack.enter_context(ThreadServer(make_settings(), fresh_db, redis_url))
+            auth = {"Authorization": f"Bearer {ADMIN_KEY}"}
             states: list[str] = []
 
-            def rebuilt() -> bool:
-                body = httpx.get(f"{srv.url}/readyz", timeout=10).json()
-                states.append(body["checks"]["search_indexes"])
-                return states[-1] == "ok"
+            def search_indexes() -> str:
+                r = httpx.get(f"{srv.url}/readyz", timeout=10)
+                # slower recall, not down: the service stays ready throughout
+                assert r.status_code == 200 and r.json()["status"] == "ready", r.text
+                states.append(r.json()["checks"]["search_indexes"])
+                return states[-1]
 
-            poll("the search indexes to be rebuilt", rebuilt)
-            assert valid_search_indexes(conn) == SEARCH_INDEXES
-            hits = httpx.post(
-                f"{srv.url}/v1/namespaces/big/recall",
-                json={"query": "imported fact number 17", "k": 1},
-                headers={"Authorization": f"Bearer {ADMIN_KEY}"},
+            def building() -> bool:
+                row = conn.execute(
+                    "SELECT count(*) FROM pg_stat_progress_create_index "
+                    "WHERE datname = current_database() "
+                    "AND relid = 'long_term_memory'::regclass"
+                ).fetchone()
+                return bool(row and row[0])
+
+            poll("the rebuild to start", lambda: search_indexes().startswith("rebuilding: "))
+            poll("the index build to be under way", building)
+            assert set(states[-1].removeprefix("rebuilding: ").split(", ")) == missing, states
+            assert {s.split(":")[0] for s in states} <= {"not checked yet", "missing", "rebuilding"}
+
+            # a write goes through while the build waits, and does not wait for it
+            wrote = httpx.post(
+                f"{srv.url}/v1/namespaces/live/memories",
+                json={"key": "written.during.rebuild", "value": "a memory written meanwhile"},
+                headers=auth,
                 timeout=30,
-            ).json()["results"]
-            assert hits[0]["key"] == "fact.17"
+            )
+            assert wrote.status_code == 201, wrote.text
+            assert building() and search_indexes().startswith("rebuilding: ")
+
+            blocker.rollback()  # let the build go on
+            poll("the search indexes to be rebuilt", lambda: search_indexes() == "ok")
+            assert valid_search_indexes(conn) == SEARCH_INDEXES
+            for ns, query, key in [
+                ("big", "imported fact number 17", "fact.17"),
+                ("live", "a memory written meanwhile", "written.during.rebuild"),
+            ]:
+                hits = httpx.post(
+                    f"{srv.url}/v1/namespaces/{ns}/recall",
+                    json={"query": query, "k": 1},
+                    headers=auth,
+                    timeout=30,
+                ).json()["results"]
+                assert hits[0]["key"] == key, (query, hits)
 
     # the same input again: only what the killed run did not write, nothing reinforced
     again = hindsight("import", str(path), "--namespace", "big", database_url=fresh_db)

@@ -11,9 +11,10 @@ from typing import Any
 
 import httpx2
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import INTERNAL_ERROR
 
 from tests.conftest import ADMIN_KEY
 from tests.support.cli import hindsight
@@ -28,6 +29,9 @@ TOOLS = {
     "memory_extract",
     "memory_forget",
     "memory_feedback",
+    "memory_review_queue",
+    "memory_approve",
+    "memory_reject",
     "working_memory_append",
     "working_memory_context",
     "session_end",
@@ -183,8 +187,42 @@ def test_refused_without_a_key_and_outside_the_keys_namespace(
     scoped = made.stdout.strip()
 
     async def go() -> None:
-        for key in (None, "not-a-key"):
-            with pytest.raises(Exception):  # noqa: B017 - the transport refuses to connect
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        }
+        for key, why in [
+            (None, "missing Authorization header"),
+            ("not-a-key", "unknown or revoked API key"),
+        ]:
+            # the gate refuses before MCP sees the request, in the REST error shape ...
+            headers = {"Authorization": f"Bearer {key}"} if key else {}
+            async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+                refused = await http.post(
+                    f"{server.url}/mcp",
+                    json=initialize,
+                    headers={"Accept": "application/json, text/event-stream"},
+                )
+            assert refused.status_code == 401, refused.text
+            assert refused.headers["www-authenticate"] == "Bearer"
+            error = refused.json()["error"]
+            assert error["code"] == "unauthorized" and why in error["message"], error
+            # ... which the SDK's client turns into an MCPError while connecting (the
+            # status is not in it: any non-404 error status reads the same)
+            with pytest.RaisesGroup(
+                pytest.RaisesExc(
+                    MCPError,
+                    match="^Server returned an error response$",
+                    check=lambda e: e.code == INTERNAL_ERROR,
+                ),
+                flatten_subgroups=True,
+            ):
                 async with over_http(server.url, key) as client:
                     await client.list_tools()
         async with over_http(server.url, scoped) as client:

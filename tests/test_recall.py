@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
+import psycopg
 import pytest
 
 from tests.conftest import Api, make_settings
@@ -310,3 +312,130 @@ def test_a_small_namespace_beside_a_big_one_is_not_read_by_scanning_the_table(
 
     for arm in ("vector", "keyword"):
         assert asyncio.run(scans_of_tiny(arm)) == (1, 0), arm
+
+
+# --- the README's fusion options and observation window, over REST ----------------------
+
+COFFEE = (
+    {"key": "drink.morning", "value": "coffee beans from Kenya, ground fresh every morning"},
+    {"key": "drink.kenya", "value": "Kenya coffee beans are bright and fruity"},
+    {"key": "drink.machine", "value": "the espresso machine needs descaling"},
+    {"key": "drink.tea", "value": "green tea in the afternoon"},
+    {"key": "trip.nairobi", "value": "flew to Nairobi in March"},
+)
+
+
+def test_rrf_fusion_ranks_by_each_arms_rank(api: Api) -> None:
+    api.observe(*COFFEE)
+    rrf_k = 60  # RankingConfig.rrf_k
+
+    def rrf(c: dict[str, Any], w: float) -> float:
+        total = 0.0
+        if c["vector_rank"] is not None:
+            total += (1 - w) / (rrf_k + c["vector_rank"])
+        if c["keyword_rank"] is not None:
+            total += w / (rrf_k + c["keyword_rank"])
+        return total * (rrf_k + 1)  # first in both arms is 1
+
+    for extra, w in [({}, 0.4), ({"keyword_weight": 0.7}, 0.7)]:
+        results = api.recall("Kenya coffee beans", k=5, fusion="rrf", **extra)["results"]
+        assert len(results) >= 3
+        assert {r["components"]["fusion"] for r in results} == {"rrf"}
+        for r in results:
+            c = r["components"]
+            assert c["relevance"] == pytest.approx(rrf(c, w), abs=2e-6), (w, r["key"], c)
+            assert r["score"] == pytest.approx(
+                c["relevance"] * c["confidence"] * c["access_boost"], rel=1e-5
+            )
+        # some result was found by one arm only, so the formula's missing-arm case ran
+        assert any(r["components"]["keyword_rank"] is None for r in results), results
+        # first in both arms is relevance 1, whatever the similarity
+        top = results[0]
+        assert top["key"] == "drink.kenya", results
+        assert (top["components"]["vector_rank"], top["components"]["keyword_rank"]) == (1, 1)
+        assert top["components"]["relevance"] == pytest.approx(1.0)
+    # without `fusion`, recall fuses linearly
+    assert {r["components"]["fusion"] for r in api.recall("coffee")["results"]} == {"linear"}
+
+
+def test_keyword_weight_sets_the_linear_mix(api: Api) -> None:
+    api.observe(*COFFEE)
+    for w in (0.0, 0.9, 1.0):
+        results = api.recall("Kenya coffee beans", k=5, keyword_weight=w)["results"]
+        assert results
+        for r in results:
+            c = r["components"]
+            assert c["fusion"] == "linear"
+            assert c["relevance"] == pytest.approx(
+                (1 - w) * max(c["similarity"], 0) + w * c["keyword"], abs=2e-6
+            ), (w, r["key"], c)
+        if w == 1.0:  # keywords alone: what shares no term with the query is not relevant
+            assert all(r["components"]["keyword"] > 0 for r in results)
+    # the weight really is the one passed: 0.9 and the default 0.4 give different relevance
+    # wherever similarity and keyword differ
+    heavy = {
+        r["key"]: r["components"]
+        for r in api.recall("Kenya coffee beans", k=5, keyword_weight=0.9)["results"]
+    }
+    default = {r["key"]: r["components"] for r in api.recall("Kenya coffee beans", k=5)["results"]}
+    differing = [
+        key
+        for key in heavy.keys() & default.keys()
+        if abs(heavy[key]["keyword"] - max(heavy[key]["similarity"], 0)) > 0.05
+    ]
+    assert differing
+    for key in differing:
+        assert heavy[key]["relevance"] != pytest.approx(default[key]["relevance"], abs=1e-3)
+    r = api.client.post(f"{api.base}/recall", json={"query": "x", "keyword_weight": 1.5})
+    assert r.status_code == 422 and r.json()["error"]["message"].startswith("keyword_weight")
+
+
+def test_observed_window_filters_by_last_observation(api: Api, migrated: str) -> None:
+    old, middle, new = api.observe(
+        {"key": "note.old", "value": "parking note: level 1"},
+        {"key": "note.middle", "value": "parking note: level 2"},
+        {"key": "note.new", "value": "parking note: level 3"},
+    )
+    now = datetime.now(UTC)
+    seen = {old["id"]: now - timedelta(hours=3), middle["id"]: now - timedelta(hours=2)}
+    seen[new["id"]] = now - timedelta(hours=1)
+    with psycopg.connect(migrated, autocommit=True) as conn:
+        for memory_id, when in seen.items():
+            conn.execute(
+                "UPDATE long_term_memory SET last_observed = %s WHERE namespace = %s AND id = %s",
+                (when, api.ns, memory_id),
+            )
+
+    def keys(**window: datetime) -> set[str]:
+        body = {name: when.isoformat() for name, when in window.items()}
+        return {r["key"] for r in api.recall("parking note", k=10, **body)["results"]}
+
+    assert keys() == {"note.old", "note.middle", "note.new"}
+    h = timedelta(hours=1)
+    assert keys(observed_after=now - 2.5 * h) == {"note.middle", "note.new"}
+    assert keys(observed_before=now - 2.5 * h) == {"note.old"}
+    assert keys(observed_after=now - 2.5 * h, observed_before=now - 1.5 * h) == {"note.middle"}
+    assert keys(observed_after=now - 0.5 * h) == set()
+    # a re-observation moves a memory into a later window
+    api.observe({"key": "note.old", "value": "parking note: level 1"})
+    assert keys(observed_after=now - 0.5 * h) == {"note.old"}
+
+    # an inverted window (or an empty one) is refused, naming the field
+    for after, before in [(now, now - h), (now, now)]:
+        r = api.client.post(
+            f"{api.base}/recall",
+            json={
+                "query": "parking note",
+                "observed_after": after.isoformat(),
+                "observed_before": before.isoformat(),
+            },
+        )
+        assert r.status_code == 422, r.text
+        assert (
+            r.json()["error"]["message"] == "observed_after: must be earlier than observed_before"
+        )
+    # a time without a zone is ambiguous
+    r = api.client.post(
+        f"{api.base}/recall", json={"query": "x", "observed_before": "2026-01-01T00:00:00"}
+    )
+    assert r.status_code == 422 and r.json()["error"]["message"].startswith("observed_before")

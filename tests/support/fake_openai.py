@@ -6,6 +6,10 @@ test sets.
 Failure injection: `fail_next(status, times)` answers the next requests with that HTTP
 status; `delay_next(seconds)` stalls them; `malformed_next()` returns a body that is not
 JSON.
+
+Concurrency: `in_flight[path]` is how many requests to a path ("embeddings", "chat",
+"responses") are being answered right now, `max_in_flight[path]` the most there have been
+at once since the start or `reset_max_in_flight()`.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import Receive, Scope, Send
 
 from hindsight.embeddings.builtin import BuiltinEmbedder
 from tests.support.servers import free_port
@@ -34,11 +39,19 @@ class FakeOpenAI:
         self.chat_replies: deque[str | Callable[[dict[str, Any]], str]] = deque()
         # answers every chat request when no scripted reply is queued
         self.brain: Callable[[dict[str, Any]], str] | None = None
+        self.in_flight: dict[str, int] = {}
+        self.max_in_flight: dict[str, int] = {}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.app = self._build()
         self.server = uvicorn.Server(
-            uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning")
+            uvicorn.Config(
+                self._counted,
+                interface="asgi3",
+                host="127.0.0.1",
+                port=self.port,
+                log_level="warning",
+            )
         )
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -61,7 +74,24 @@ class FakeOpenAI:
     def count(self, path: str) -> int:
         return sum(1 for r in self.requests if r["path"] == path)
 
+    def reset_max_in_flight(self) -> None:
+        self.max_in_flight = dict(self.in_flight)
+
     # --- server ---
+    async def _counted(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app, counting the requests in flight per path (one event loop serves them
+        all: no lock needed)."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"].removeprefix("/v1/").removesuffix("/completions")
+        self.in_flight[path] = self.in_flight.get(path, 0) + 1
+        self.max_in_flight[path] = max(self.max_in_flight.get(path, 0), self.in_flight[path])
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight[path] -= 1
+
     def _build(self) -> FastAPI:
         app = FastAPI()
 
@@ -84,7 +114,12 @@ class FakeOpenAI:
         async def embeddings(request: Request) -> Response:
             body = await request.json()
             self.requests.append(
-                {"path": "embeddings", "body": body, "auth": request.headers.get("authorization")}
+                {
+                    "path": "embeddings",
+                    "body": body,
+                    "auth": request.headers.get("authorization"),
+                    "query": dict(request.query_params),
+                }
             )
             injected = await fault()
             if injected is not None:
