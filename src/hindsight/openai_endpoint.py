@@ -4,6 +4,7 @@ once for all of them."""
 from __future__ import annotations
 
 import json
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import openai
 
@@ -15,13 +16,22 @@ def client(
     base_url: str | None, api_key: str | None, *, timeout: float, max_retries: int
 ) -> openai.AsyncOpenAI:
     """The `openai` client retries connection errors, timeouts, 408, 409, 429 and 5xx with
-    backoff (`max_retries`); nothing else is retried."""
+    backoff (`max_retries`); nothing else is retried. A query in the base URL (Azure's
+    `?api-version=…`, a gateway's `?key=…`) is sent with every request: the client would
+    otherwise append the path after it (`/v1?key=xembeddings`) and miss every route."""
+    query: dict[str, object] | None = None
+    if base_url:
+        parts = urlsplit(base_url)
+        if parts.query:
+            query = dict(parse_qsl(parts.query, keep_blank_values=True))
+            base_url = urlunsplit(parts._replace(query="", fragment=""))
     return openai.AsyncOpenAI(
         base_url=base_url,
         # Local servers (Ollama, vLLM, TEI) need no key, but the client insists on one.
         api_key=api_key or "not-needed",
         timeout=timeout,
         max_retries=max_retries,
+        default_query=query,
     )
 
 
