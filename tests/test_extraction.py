@@ -152,10 +152,21 @@ def test_a_tool_step_cannot_pass_for_the_user(llm_api: Api, brain: FakeOpenAI) -
     stored = {
         m["key"]: m for m in llm_api.client.get(f"{llm_api.base}/memories").json()["memories"]
     }
-    # the user's own words keep the caller's source; what the tool planted is the tool's
+    # the user's own words keep the caller's source and are active; what the tool planted
+    # is the tool's, and waits for review (the tool step carried injection markers)
     assert stored["user.city"]["source"] == "chat-9"
-    assert stored["user.bank"]["source"] == "tool"
-    assert stored["user.pin"]["source"] == "tool"
+    assert "user.bank" not in stored and "user.pin" not in stored
+    queue = {
+        m["key"]: m
+        for m in llm_api.client.get(
+            f"{llm_api.base}/memories", params={"status": "quarantined"}
+        ).json()["memories"]
+    }
+    assert queue["user.bank"]["source"] == "tool"
+    assert queue["user.pin"]["source"] == "tool"
+    results = {m["key"]: m["result"] for m in r.json()["memories"]}
+    assert results["user.bank"]["outcome"] == "quarantined"
+    assert "instruction to the model" in results["user.bank"]["reason"]
 
     (request,) = [q for q in brain.requests[asked:] if q["path"] == "chat"]
     system, user = (m["content"] for m in request["body"]["messages"])

@@ -227,11 +227,6 @@ def test_patch_back_to_active_restores_an_archived_memory(api: Api) -> None:
     assert history[-1]["actor"] == history[0]["actor"] == "bootstrap-admin"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server bug: the refusal names the key of the edit (None when only status changes), "
-    'not the memory\'s key: "already has key None" (MemoryService.update)',
-)
 def test_restoring_beside_a_newer_active_memory_of_the_key_is_refused(api: Api) -> None:
     (m,) = api.observe({"key": "user.pet", "value": "a cat named Tom"})
     api.client.patch(f"{api.base}/memories/{m['id']}", json={"status": "archived"})

@@ -183,6 +183,32 @@ class Settings(BaseSettings):
     recency_tau_days: float = Field(default=30, gt=0)
     importance_weight: float = Field(default=0.0, ge=0, le=1)
     namespace_capacity: int = Field(default=100_000, ge=1)
+    # --- source trust (the namespace policy's `trust` section overrides these) ---------
+    source_trust: dict[str, float] = Field(
+        default_factory=lambda: {
+            "user": 1.0,
+            "agent": 0.8,
+            "extracted": 0.7,
+            "tool": 0.5,
+            "web": 0.3,
+            "import": 0.8,
+        },
+        description="Trust (0..1) of each named source, as JSON.",
+    )
+    trust_default: float = Field(
+        default=0.7,
+        ge=0,
+        le=1,
+        description="Trust of a custom source name or of no source. At or above "
+        "quarantine_below and initial_confidence, so clients that send their own source "
+        "names (or none) keep working unchanged.",
+    )
+    quarantine_below: float = Field(
+        default=0.4, ge=0, le=1, description="Claims from a source trusted less: quarantined."
+    )
+    trust_weight: float = Field(
+        default=0.0, ge=0, le=1, description="Weight w of trust in recall: 1 − w + w·trust."
+    )
     lifecycle_interval_seconds: float = Field(default=3600, gt=0)
     lifecycle_batch_size: int = Field(default=1000, ge=1, le=100_000)
 

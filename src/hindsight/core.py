@@ -120,8 +120,10 @@ async def start(
     )
     recorder = AccessRecorder(pool, interval=settings.access_flush_interval_ms / 1000)
     llm = guard_llm(settings, create_llm(settings))
-    memories = MemoryService(settings, pool, embedder, recorder=recorder, reads=reads)
     policies = PolicyService(settings, pool)
+    memories = MemoryService(
+        settings, pool, embedder, recorder=recorder, reads=reads, policies=policies
+    )
     recall = RecallService(
         settings, pool, search_pool, embedder, recorder, policies=policies, reads=reads
     )

@@ -18,6 +18,8 @@ export type MemoryIn = S["MemoryIn"];
 export type MemoryOut = S["MemoryOut"];
 export type MemoryPage = S["MemoryPage"];
 export type MemoryPatch = S["MemoryPatch"];
+export type ReviewIn = S["ReviewIn"];
+export type Rejected = S["Rejected"];
 export type ObserveResult = S["ObserveResult"];
 export type RecallIn = S["RecallIn"];
 export type RecallOut = S["RecallOut"];
@@ -248,6 +250,29 @@ export class Hindsight {
       call("GET", "/v1/namespaces/{namespace}/memories/{memory_id}/history", { namespace, memory_id: memoryId }, {
         idempotent: true,
         parse: (b) => (b as S["HistoryOut"]).history,
+      }),
+    );
+  }
+
+  /** The review queue: quarantined memories, waiting for a curator. */
+  quarantined(namespace: string, options: { limit?: number; cursor?: string | null } = {}): Promise<MemoryPage> {
+    return this.listMemories(namespace, { ...options, status: "quarantined" });
+  }
+
+  /** A curator's yes to a quarantined memory: it becomes the active memory of its key. */
+  approve(namespace: string, memoryId: string, review: ReviewIn = {}): Promise<MemoryOut> {
+    return this.run(
+      call("POST", "/v1/namespaces/{namespace}/memories/{memory_id}:approve", { namespace, memory_id: memoryId }, {
+        body: review,
+      }),
+    );
+  }
+
+  /** A curator's no to a quarantined memory: it is erased, its history ends `rejected`. */
+  reject(namespace: string, memoryId: string, review: ReviewIn = {}): Promise<Rejected> {
+    return this.run(
+      call("POST", "/v1/namespaces/{namespace}/memories/{memory_id}:reject", { namespace, memory_id: memoryId }, {
+        body: review,
       }),
     );
   }

@@ -96,7 +96,8 @@ export interface paths {
         /**
          * List Memories
          * @description Memories in creation order. Follow `next_cursor` to visit every one exactly once.
-         *     By default the live ones (active and cold); `status=archived` lists the archive.
+         *     By default the live ones (active and cold); `status=archived` lists the archive and
+         *     `status=quarantined` the review queue.
          */
         get: operations["list_memories_v1_namespaces__namespace__memories_get"];
         put?: never;
@@ -135,6 +136,50 @@ export interface paths {
          *     over unless the edit sets one. The change is recorded in history.
          */
         patch: operations["update_memory_v1_namespaces__namespace__memories__memory_id__patch"];
+        trace?: never;
+    };
+    "/v1/namespaces/{namespace}/memories/{memory_id}:approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve Memory
+         * @description A curator approves a quarantined memory: it becomes the active memory of its key,
+         *     and the one it contended with (e.g. a verified memory) is archived. 409 when the memory
+         *     is not quarantined.
+         */
+        post: operations["approve_memory_v1_namespaces__namespace__memories__memory_id__approve_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/namespaces/{namespace}/memories/{memory_id}:reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject Memory
+         * @description A curator rejects a quarantined memory: it is erased like a deleted one, and its
+         *     history ends with a `rejected` tombstone carrying the reason. 409 when the memory is
+         *     not quarantined.
+         */
+        post: operations["reject_memory_v1_namespaces__namespace__memories__memory_id__reject_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/namespaces/{namespace}/memories:forget": {
@@ -737,6 +782,16 @@ export interface components {
              * @description 1 − w + w·importance.
              */
             importance_factor?: number | null;
+            /**
+             * Trust
+             * @description The policy's trust of the source.
+             */
+            trust?: number | null;
+            /**
+             * Trust Factor
+             * @description 1 − w + w·trust.
+             */
+            trust_factor?: number | null;
         };
         /** ContextOut */
         ContextOut: {
@@ -1201,7 +1256,7 @@ export interface components {
              * Status
              * @enum {string}
              */
-            status: "active" | "cold" | "archived";
+            status: "active" | "cold" | "archived" | "quarantined";
             /** Tags */
             tags: string[];
             /** Metadata */
@@ -1361,9 +1416,10 @@ export interface components {
             key: string;
             /**
              * Outcome
+             * @description quarantined: stored for review, not recalled (see `reason`); released: a quarantined claim this observation confirmed independently, now active.
              * @enum {string}
              */
-            outcome: "created" | "reinforced" | "superseded";
+            outcome: "created" | "reinforced" | "superseded" | "quarantined" | "released";
             /** Confidence */
             confidence: number;
             /** Observation Count */
@@ -1373,6 +1429,22 @@ export interface components {
              * @enum {string}
              */
             memory_type: "fact" | "preference" | "experience" | "reflection" | "relation" | "event" | "summary";
+            /**
+             * Trust
+             * @description The trust of the item's source.
+             */
+            trust?: number | null;
+            /**
+             * Confidence Capped
+             * @description The initial confidence was lowered to the source's trust.
+             * @default false
+             */
+            confidence_capped?: boolean;
+            /**
+             * Reason
+             * @description Why it was quarantined or released.
+             */
+            reason?: string | null;
             /**
              * Requested Key
              * @description Set when the item's own key was new but its memory near-identical to memory `key`, which it reinforced instead of creating a twin.
@@ -1399,6 +1471,7 @@ export interface components {
             lifecycle?: components["schemas"]["LifecyclePolicy"] | null;
             ranking?: components["schemas"]["RankingPolicy"] | null;
             capacity?: components["schemas"]["CapacityPolicy"] | null;
+            trust?: components["schemas"]["TrustPolicy"] | null;
         };
         /** RankingPolicy */
         RankingPolicy: {
@@ -1418,6 +1491,11 @@ export interface components {
              * @description Weight w of importance: factor 1 − w + w·importance.
              */
             importance_weight?: number | null;
+            /**
+             * Trust Weight
+             * @description Weight w of the source's trust: factor 1 − w + w·trust (0: no effect).
+             */
+            trust_weight?: number | null;
         };
         /** RecallHit */
         RecallHit: {
@@ -1575,6 +1653,33 @@ export interface components {
              */
             vector_skipped?: string | null;
         };
+        /** Rejected */
+        Rejected: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Decision
+             * @default rejected
+             * @constant
+             */
+            decision?: "rejected";
+            /**
+             * Reason
+             * @description As recorded on the memory's `rejected` tombstone.
+             */
+            reason: string;
+        };
+        /** ReviewIn */
+        ReviewIn: {
+            /**
+             * Reason
+             * @description Why: kept in the memory's history.
+             */
+            reason?: string | null;
+        };
         /** SessionDeleted */
         SessionDeleted: {
             /** Session Id */
@@ -1725,6 +1830,26 @@ export interface components {
             active?: number | null;
             /** Cold */
             cold?: number | null;
+        };
+        /** TrustPolicy */
+        TrustPolicy: {
+            /**
+             * Sources
+             * @description Trust (0..1) per source name; a PUT adds to or overrides the defaults.
+             */
+            sources?: {
+                [key: string]: number;
+            } | null;
+            /**
+             * Default
+             * @description Trust of any other source name, and of none.
+             */
+            default?: number | null;
+            /**
+             * Quarantine Below
+             * @description A claim from a source trusted less than this waits for review.
+             */
+            quarantine_below?: number | null;
         };
         /** ValidationError */
         ValidationError: {
@@ -1880,7 +2005,7 @@ export interface operations {
                 min_confidence?: number | null;
                 key?: string | null;
                 key_prefix?: string | null;
-                status?: ("active" | "cold" | "archived" | "all") | null;
+                status?: ("active" | "cold" | "archived" | "quarantined" | "all") | null;
             };
             header?: never;
             path: {
@@ -2035,6 +2160,80 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MemoryOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    approve_memory_v1_namespaces__namespace__memories__memory_id__approve_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: string;
+                /** @description Agent, user or tenant. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReviewIn"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    reject_memory_v1_namespaces__namespace__memories__memory_id__reject_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: string;
+                /** @description Agent, user or tenant. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReviewIn"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rejected"];
                 };
             };
             /** @description Validation Error */

@@ -31,7 +31,9 @@ if TYPE_CHECKING:
 MemoryType = Literal[
     "fact", "preference", "experience", "reflection", "relation", "event", "summary"
 ]
-Status = Literal["active", "cold", "archived"]
+Status = Literal["active", "cold", "archived", "quarantined"]
+# what a PATCH may set: a quarantined memory leaves quarantine only by a curator's review
+SettableStatus = Literal["active", "cold", "archived"]
 
 
 MEMORY_TTL_MAX_SECONDS = 100 * 365 * 24 * 3600
@@ -47,7 +49,8 @@ def check_expiry(expires_at: datetime | None, ttl_seconds: int | None) -> None:
 def expiry(expires_at: datetime | None, ttl_seconds: int | None) -> datetime | None:
     if ttl_seconds is not None:
         return datetime.now(UTC) + timedelta(seconds=ttl_seconds)
-    return expires_at
+    # in UTC: PostgreSQL refuses offsets past ±15:59, which ISO 8601 lets a client send
+    return expires_at.astimezone(UTC) if expires_at is not None else None
 
 
 class Strict(BaseModel):
@@ -118,10 +121,18 @@ class BatchIn(Strict):
 class ObserveResult(BaseModel):
     id: uuid.UUID
     key: str = Field(description="Key of the memory the item landed in.")
-    outcome: Literal["created", "reinforced", "superseded"]
+    outcome: Literal["created", "reinforced", "superseded", "quarantined", "released"] = Field(
+        description="quarantined: stored for review, not recalled (see `reason`); released: a "
+        "quarantined claim this observation confirmed independently, now active."
+    )
     confidence: float
     observation_count: int
     memory_type: MemoryType
+    trust: float | None = Field(default=None, description="The trust of the item's source.")
+    confidence_capped: bool = Field(
+        default=False, description="The initial confidence was lowered to the source's trust."
+    )
+    reason: str | None = Field(default=None, description="Why it was quarantined or released.")
     requested_key: str | None = Field(
         default=None,
         description="Set when the item's own key was new but its memory near-identical to "
@@ -132,6 +143,18 @@ class ObserveResult(BaseModel):
         default_factory=dict,
         description="Secrets or personal data replaced with [REDACTED:kind], per kind.",
     )
+
+
+class ReviewIn(Strict):
+    reason: str | None = Field(
+        default=None, max_length=1000, description="Why: kept in the memory's history."
+    )
+
+
+class Rejected(BaseModel):
+    id: uuid.UUID
+    decision: Literal["rejected"] = "rejected"
+    reason: str = Field(description="As recorded on the memory's `rejected` tombstone.")
 
 
 class BatchOut(BaseModel):
@@ -176,7 +199,7 @@ class MemoryPatch(Strict):
     metadata: Metadata | None = None
     verified: bool | None = None
     permanent: bool | None = None
-    status: Status | None = None
+    status: SettableStatus | None = None
     expires_at: AwareDatetime | None = Field(default=None, description="null: never expires.")
     ttl_seconds: int | None = Field(default=None, ge=1, le=MEMORY_TTL_MAX_SECONDS)
 
@@ -195,6 +218,8 @@ class MemoryPatch(Strict):
         out = {name: getattr(self, name) for name in self.model_fields_set}
         if "ttl_seconds" in out:
             out["expires_at"] = expiry(None, out.pop("ttl_seconds"))
+        elif "expires_at" in out:
+            out["expires_at"] = expiry(out["expires_at"], None)
         return out
 
 
@@ -316,6 +341,8 @@ class Components(BaseModel):
     recency_factor: float | None = Field(default=None, description="1 − w + w·recency.")
     importance: float | None = None
     importance_factor: float | None = Field(default=None, description="1 − w + w·importance.")
+    trust: float | None = Field(default=None, description="The policy's trust of the source.")
+    trust_factor: float | None = Field(default=None, description="1 − w + w·trust.")
 
 
 class RecallHit(BaseModel):

@@ -82,7 +82,7 @@ class ListFilters(TypedDict, total=False):
     min_confidence: float
     key: str
     key_prefix: str
-    status: Literal["active", "cold", "archived", "all"]
+    status: Literal["active", "cold", "archived", "quarantined", "all"]
 
 
 class StepFields(TypedDict, total=False):
@@ -223,6 +223,24 @@ def update(namespace: str, memory_id: str, changes: MemoryChanges) -> Call:
 
 def delete(namespace: str, memory_id: str) -> Call:
     return Call("DELETE", f"{_ns(namespace)}/memories/{_id(memory_id)}", _nothing)
+
+
+def approve(namespace: str, memory_id: str, reason: str | None) -> Call:
+    return Call(
+        "POST",
+        f"{_ns(namespace)}/memories/{_id(memory_id)}:approve",
+        _model(schemas.MemoryOut),
+        json={"reason": reason} if reason else None,
+    )
+
+
+def reject(namespace: str, memory_id: str, reason: str | None) -> Call:
+    return Call(
+        "POST",
+        f"{_ns(namespace)}/memories/{_id(memory_id)}:reject",
+        _model(schemas.Rejected),
+        json={"reason": reason} if reason else None,
+    )
 
 
 def feedback(namespace: str, recall_id: str, used: list[str], unused: list[str]) -> Call:

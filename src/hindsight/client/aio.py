@@ -129,6 +129,29 @@ class AsyncHindsight:
     async def delete(self, namespace: str, memory_id: str) -> None:
         await self._run(c.delete(namespace, str(memory_id)))
 
+    async def quarantined(
+        self, namespace: str, limit: int = 100, cursor: str | None = None
+    ) -> schemas.MemoryPage:
+        """The review queue: memories waiting for a curator's approve or reject."""
+        result: schemas.MemoryPage = await self._run(
+            c.list_page(namespace, limit, cursor, {"status": "quarantined"})
+        )
+        return result
+
+    async def approve(
+        self, namespace: str, memory_id: str, reason: str | None = None
+    ) -> schemas.MemoryOut:
+        """A curator's yes to a quarantined memory: it becomes the active one of its key."""
+        result: schemas.MemoryOut = await self._run(c.approve(namespace, str(memory_id), reason))
+        return result
+
+    async def reject(
+        self, namespace: str, memory_id: str, reason: str | None = None
+    ) -> schemas.Rejected:
+        """A curator's no to a quarantined memory: it is erased (a `rejected` tombstone)."""
+        result: schemas.Rejected = await self._run(c.reject(namespace, str(memory_id), reason))
+        return result
+
     async def feedback(
         self,
         namespace: str,

@@ -53,7 +53,7 @@ MEMORY_TYPES = (
     "event",
     "summary",
 )
-MEMORY_STATUSES = ("active", "cold", "archived")
+MEMORY_STATUSES = ("active", "cold", "archived", "quarantined")
 # Recalled and holding their key: the statuses the unique index and keyword statistics cover.
 LIVE_STATUSES = ("active", "cold")
 SESSION_STATUSES = ("active", "ended")
@@ -151,7 +151,8 @@ long_term_memory = Table(
         Text,
         nullable=False,
         server_default=text("'active'"),
-        comment="active, cold (recalled, ranked lower) or archived (kept, never recalled).",
+        comment="active, cold (recalled, ranked lower), archived (kept, never recalled) or "
+        "quarantined (waiting for a curator's review; never recalled).",
     ),
     Column(
         "tags",
@@ -190,6 +191,13 @@ Index(
     long_term_memory.c.mem_key,
     unique=True,
     postgresql_where=text("status IN ('active', 'cold')"),
+)
+# the review queue, and the claims waiting on a key (observe checks them for a release)
+Index(
+    "ix_long_term_memory_quarantined_key",
+    long_term_memory.c.namespace,
+    long_term_memory.c.mem_key,
+    postgresql_where=text("status = 'quarantined'"),
 )
 Index(
     "ix_long_term_memory_expires_at",
@@ -233,7 +241,7 @@ memory_history = Table(
         Text,
         nullable=False,
         comment="created, reinforced, superseded, updated, archived, restored, deleted, "
-        "cooled, warmed or expired.",
+        "cooled, warmed, expired, quarantined, approved, released or rejected.",
     ),
     Column("memory_type", Text, nullable=False, comment="Type after the change."),
     Column(
@@ -267,6 +275,10 @@ memory_history = Table(
                 "cooled",
                 "warmed",
                 "expired",
+                "quarantined",
+                "approved",
+                "released",
+                "rejected",
             ),
         ),
         name="change",

@@ -153,7 +153,8 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         "Remember a claim in long-term memory. Storing the same key and "
         "value again raises its confidence; a new value for a known key replaces the old "
         "one, which stays in the memory's history. Answers with the memory's id, what "
-        "happened (created, reinforced, superseded) and its confidence.",
+        "happened (created, reinforced, superseded, or quarantined for review, with the "
+        "reason) and its confidence.",
     )
     async def memory_store(
         key: args.Key,
@@ -306,6 +307,51 @@ def build_server(backend: Backend) -> MCPServer[Any]:
             dry_run=dry_run,
         )
         return _dump(await _call(client.forget(ns, **policy)))
+
+    @tool(
+        "memory_review_queue",
+        "List the memories waiting for review (quarantined): claims from a low-trust "
+        "source, claims that contend with a verified memory, or claims carrying prompt-"
+        "injection markers. None of them is recalled until a curator approves it.",
+        read_only=True,
+    )
+    async def memory_review_queue(
+        ctx: Context,
+        limit: int = 50,
+        cursor: str | None = None,
+        namespace: args.Namespace = None,
+    ) -> Any:
+        client, ns = await target(ctx, namespace)
+        return _dump(await _call(client.quarantined(ns, limit=limit, cursor=cursor)))
+
+    @tool(
+        "memory_approve",
+        "Approve a quarantined memory by id (curator role): it becomes the active memory of "
+        "its key, replacing the one it contended with. The reason goes into its history.",
+    )
+    async def memory_approve(
+        memory_id: args.MemoryId,
+        ctx: Context,
+        reason: str | None = None,
+        namespace: args.Namespace = None,
+    ) -> Any:
+        client, ns = await target(ctx, namespace)
+        return _dump(await _call(client.approve(ns, _memory_id(memory_id), reason)))
+
+    @tool(
+        "memory_reject",
+        "Reject a quarantined memory by id (curator role): it is erased; its history keeps "
+        "a `rejected` tombstone with the reason.",
+        destructive=True,
+    )
+    async def memory_reject(
+        memory_id: args.MemoryId,
+        ctx: Context,
+        reason: str | None = None,
+        namespace: args.Namespace = None,
+    ) -> Any:
+        client, ns = await target(ctx, namespace)
+        return _dump(await _call(client.reject(ns, _memory_id(memory_id), reason)))
 
     @tool(
         "memory_feedback",

@@ -2,12 +2,15 @@
 
 Each is a separate multiplicative term, so the score stays
     relevance × confidence × access_boost × tier_weight × recency_factor × importance_factor
+          × trust_factor
 and every term is shown in `components`:
 
 - tier_weight: the policy's weight of the memory's status (active 1, cold 0.5).
 - recency = exp(−age/τ), age = time since the last access or observation;
   recency_factor = 1 − w + w·recency (w = recency_weight, 0 by default: no effect).
 - importance_factor = 1 − w + w·importance (w = importance_weight, 0 by default).
+- trust = the policy's trust of the memory's source; trust_factor = 1 − w + w·trust
+  (w = trust_weight, 0 by default: today's ranking unchanged until a policy asks).
 """
 
 from __future__ import annotations
@@ -28,6 +31,14 @@ class LifecycleFactors:
     recency_weight: float = 0.0
     recency_tau_days: float = 30.0
     importance_weight: float = 0.0
+    trust_weight: float = 0.0
+    trust_levels: Mapping[str, float] = field(default_factory=dict)
+    trust_default: float = 0.7
+
+    def trust(self, source: str | None) -> float:
+        if source is None:
+            return self.trust_default
+        return self.trust_levels.get(source, self.trust_default)
 
 
 def last_activity(row: Mapping[str, Any]) -> datetime:
@@ -49,11 +60,15 @@ def lifecycle_terms(row: Mapping[str, Any], f: LifecycleFactors) -> tuple[float,
     rec_factor = 1.0 - f.recency_weight + f.recency_weight * rec
     importance = float(row["importance"])
     imp_factor = 1.0 - f.importance_weight + f.importance_weight * importance
-    return tier * rec_factor * imp_factor, {
+    trust = f.trust(row.get("source"))
+    trust_factor = 1.0 - f.trust_weight + f.trust_weight * trust
+    return tier * rec_factor * imp_factor * trust_factor, {
         "status": row["status"],
         "tier_weight": tier,
         "recency": round(rec, 6),
         "recency_factor": round(rec_factor, 6),
         "importance": importance,
         "importance_factor": round(imp_factor, 6),
+        "trust": trust,
+        "trust_factor": round(trust_factor, 6),
     }

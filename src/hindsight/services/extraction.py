@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from hindsight.config import Settings
 from hindsight.errors import NotConfigured
 from hindsight.llm import LLM
+from hindsight.llm.prompts import trusted
 from hindsight.services.distill import Distilled, Distiller
-from hindsight.services.memory import MemoryService, Outcome
+from hindsight.services.memory import MemoryService, Observation, Outcome
+from hindsight.text.injection import KINDS, describe, markers
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,28 @@ class ExtractionService:
         if dry_run:
             return Extraction(self._llm.name, distilled, None)
         outcomes = await self._memories.observe(
-            namespace, [k.observation for k in distilled.kept], actor=actor
+            namespace, suspect(messages, [k.observation for k in distilled.kept]), actor=actor
         )
         return Extraction(self._llm.name, distilled, outcomes)
+
+
+def suspect(messages: list[dict[str, Any]], observations: list[Observation]) -> list[Observation]:
+    """Memories drawn from an untrusted message (their source is its role) that carries
+    prompt-injection markers are marked suspect, so they wait for review: the claim itself
+    may read innocently ("user.bank = ...") while the text it came from was an attack."""
+    tainted: dict[str, list[str]] = {}
+    for m in messages:
+        role = str(m.get("role", "")).lower()
+        if not trusted(role):
+            found = markers(str(m.get("content", "")))
+            if found:
+                seen = {*tainted.get(role, []), *found}
+                tainted[role] = [k for k in KINDS if k in seen]
+    return [
+        dataclasses.replace(
+            o, suspect=f"drawn from a {o.source} message carrying {describe(tainted[o.source])}"
+        )
+        if o.source in tainted
+        else o
+        for o in observations
+    ]

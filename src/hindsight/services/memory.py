@@ -26,18 +26,21 @@ from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.db.reads import ReadRouter
 from hindsight.embeddings.base import Embedder
-from hindsight.errors import InvalidInput, NotFound, Unavailable
+from hindsight.errors import Conflict, InvalidInput, NotFound, Unavailable
 from hindsight.ids import uuid7
 from hindsight.observability import metrics
 from hindsight.retrieval.keywords import document_vector
 from hindsight.services import roles
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.erasure import erase_traces
+from hindsight.services.policy import PolicyService
 from hindsight.services.redaction import Scrubber, scrub_claims
 from hindsight.services.roles import Role, vouching
+from hindsight.services.trust import Verdict, judge, releases
 from hindsight.stores import erasure as erasure_store
 from hindsight.stores import lifecycle as lifecycle_store
 from hindsight.stores import memories as store
+from hindsight.stores import quarantine as quarantine_store
 from hindsight.stores.filters import MemoryFilter
 from hindsight.text import memory_text as memory_text  # re-exported: callers import it here
 
@@ -61,6 +64,8 @@ class Observation:
     verified: bool = False
     permanent: bool = False
     expires_at: datetime | None = None  # hard expiry
+    # set by a caller that knows the claim is suspect (why): it is quarantined
+    suspect: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,7 +98,7 @@ class ForgetPolicy:
 class Outcome:
     id: uuid.UUID
     key: str
-    outcome: str  # created | reinforced | superseded
+    outcome: str  # created | reinforced | superseded | quarantined | released
     confidence: float
     observation_count: int
     memory_type: str
@@ -102,6 +107,9 @@ class Outcome:
     similarity: float | None = None
     # secrets and personal data replaced before storage, per kind (never the secret)
     redactions: dict[str, int] = field(default_factory=dict)
+    trust: float | None = None  # the source's trust in the namespace's policy
+    confidence_capped: bool = False  # the initial confidence was lowered to the trust
+    reason: str | None = None  # why it was quarantined, or released
 
 
 def normalise_tags(tags: Sequence[str]) -> list[str]:
@@ -170,12 +178,14 @@ class MemoryService:
         embedder: Embedder,
         recorder: AccessRecorder | None = None,
         reads: ReadRouter | None = None,
+        policies: PolicyService | None = None,
     ) -> None:
         self._settings = settings
         self._pool = pool
         self._embedder = embedder
         self._recorder = recorder
         self._reads = reads or ReadRouter(pool, pool)
+        self._policies = policies or PolicyService(settings, pool)
 
     async def _write(self, namespace: str, work: Callable[[Connection], Awaitable[T]]) -> T:
         """`work` in one transaction on the primary; later reads of the namespace by this
@@ -185,11 +195,13 @@ class MemoryService:
         finally:
             self._reads.wrote(namespace)  # also after a failure: the commit may have landed
 
-    async def _claims(self, items: Sequence[Observation]) -> list[store.NewClaim]:
+    async def _claims(
+        self, items: Sequence[Observation], confidences: Sequence[float]
+    ) -> list[store.NewClaim]:
         texts = [memory_text(o.key, o.value) for o in items]
         vectors = await self._embedder.embed(texts)
         claims = []
-        for obs, text, vector in zip(items, texts, vectors, strict=True):
+        for obs, text, vector, confidence in zip(items, texts, vectors, confidences, strict=True):
             keywords, terms = document_vector(text)
             claims.append(
                 store.NewClaim(
@@ -200,11 +212,7 @@ class MemoryService:
                     embedding=HalfVector(vector),
                     keywords=keywords,
                     keyword_terms=terms,
-                    confidence=(
-                        self._settings.initial_confidence
-                        if obs.confidence is None
-                        else obs.confidence
-                    ),
+                    confidence=confidence,
                     importance=obs.importance,
                     source=obs.source,
                     tags=normalise_tags(obs.tags),
@@ -232,7 +240,10 @@ class MemoryService:
         had been sent one after another. A new key whose memory is near-identical to an
         existing one of the same type reinforces that one instead (HINDSIGHT_DEDUP_THRESHOLD).
         `then` runs in the same transaction, so what it writes commits with the memories or
-        not at all. Only a curator may vouch for a claim (`roles`).
+        not at all. Only a curator may vouch for a claim (`roles`). The namespace's trust
+        policy caps each claim's initial confidence and decides which claims wait for review
+        (`trust`): those are stored as quarantined rows beside the live memory of their key,
+        and an independent trusted re-observation of one releases it.
         """
         initial = self._settings.initial_confidence
         for i, o in enumerate(items):
@@ -245,33 +256,86 @@ class MemoryService:
         items = [
             dataclasses.replace(o, key=k, value=v) for o, (k, v) in zip(items, cleaned, strict=True)
         ]
-        prepared = await self._claims(items)
+        trust = (await self._policies.get(namespace)).trust
+        assert trust is not None
+        curator = role.at_least(Role.CURATOR)
+
+        def verdict(o: Observation, live: dict[str, Any] | None) -> Verdict:
+            return judge(
+                trust,
+                key=o.key,
+                value=o.value,
+                source=o.source,
+                confidence=initial if o.confidence is None else o.confidence,
+                explicit=o.confidence is not None,
+                curator=curator,
+                verified=o.verified,
+                live=live,
+                suspect=o.suspect,
+            )
+
+        prepared = await self._claims(items, [verdict(o, None).confidence for o in items])
         threshold = self._settings.dedup_threshold if dedup else 0.0
+        step = self._settings.reinforcement_step
 
         async def work(conn: Connection) -> list[Outcome]:
             claims = list(prepared)
             # an expired memory's key starts over: the old claim is gone, not reinforced
             await lifecycle_store.delete_expired_keys(conn, namespace, [c.key for c in claims])
-            twins = (
-                await store.near_duplicates(conn, namespace, claims, threshold)
-                if (threshold > 0)
+            keys = [c.key for c in claims]
+            live = await quarantine_store.live_rows(conn, namespace, keys)
+            verdicts = [verdict(o, live.get(o.key)) for o in items]
+            held = await quarantine_store.waiting(conn, namespace, keys)
+            results: list[Outcome | None] = [None] * len(claims)
+
+            def outcome_of(p: int, row: dict[str, Any], outcome: str, reason: str | None) -> None:
+                results[p] = Outcome(
+                    id=row["id"],
+                    key=row["key"],
+                    outcome=outcome,
+                    confidence=float(row["confidence"]),
+                    observation_count=int(row["observation_count"]),
+                    memory_type=row["memory_type"],
+                    redactions=redactions[p],
+                    trust=verdicts[p].trust,
+                    confidence_capped=verdicts[p].capped,
+                    reason=reason,
+                )
+
+            # what waits for review, what releases a claim that waits, and the rest
+            holding: list[int] = []
+            releasing: dict[int, dict[str, Any]] = {}
+            for p, (claim, v) in enumerate(zip(claims, verdicts, strict=True)):
+                if v.reason is not None:
+                    holding.append(p)
+                    continue
+                current = live.get(claim.key)
+                if current is not None and current["value"] == claim.value:
+                    continue  # the live memory already says so: it is reinforced
+                for w in held:
+                    if (w["key"], w["value"]) == (claim.key, claim.value) and releases(
+                        trust, claim.source, w["source"]
+                    ):
+                        releasing[p] = w
+                        held.remove(w)
+                        break
+            normal = [p for p in range(len(claims)) if p not in releasing and p not in holding]
+            found = (
+                await store.near_duplicates(conn, namespace, [claims[p] for p in normal], threshold)
+                if threshold > 0 and normal
                 else {}
             )
+            twins = {normal[i]: twin for i, twin in found.items()}
             for position, twin in twins.items():
                 claims[position] = dataclasses.replace(
                     claims[position], key=twin["key"], value=twin["value"]
                 )
-            rounds = _rounds(claims)
-            results: list[Outcome | None] = [None] * len(claims)
-            for positions in rounds:
+            for positions in _rounds([claims[p] for p in normal]):
+                positions = [normal[i] for i in positions]
                 # sorted by key, so concurrent batches lock rows in the same order
                 positions.sort(key=lambda p: claims[p].key)
                 rows = await store.observe(
-                    conn,
-                    namespace,
-                    [claims[p] for p in positions],
-                    actor=actor,
-                    step=self._settings.reinforcement_step,
+                    conn, namespace, [claims[p] for p in positions], actor=actor, step=step
                 )
                 by_key = {row["key"]: row for row in rows}
                 for p in positions:
@@ -293,7 +357,37 @@ class MemoryService:
                         requested_key=prepared[p].key if matched else None,
                         similarity=round(float(matched["similarity"]), 6) if matched else None,
                         redactions=redactions[p],
+                        trust=verdicts[p].trust,
+                        confidence_capped=verdicts[p].capped,
                     )
+            for p, w in releasing.items():
+                why = (
+                    f"released: observed again by {claims[p].source or 'a client with no source'}"
+                    f" (trust {verdicts[p].trust:g}), independently of {w['source'] or 'no source'}"
+                )
+                freed = await quarantine_store.activate(
+                    conn, namespace, w["id"], actor=actor, change="released", reason=why, step=step
+                )
+                assert freed is not None  # locked by `waiting`
+                outcome_of(p, freed, "released", why)
+            again: dict[tuple[str, str, str | None], Any] = {
+                (w["key"], w["value"], w["source"]): w["id"] for w in held
+            }
+            for p in holding:
+                c = claims[p]
+                reason = verdicts[p].reason
+                assert reason is not None
+                kept = await quarantine_store.hold(
+                    conn,
+                    namespace,
+                    c,
+                    actor=actor,
+                    reason="quarantined: " + reason,
+                    step=step,
+                    again=again.get((c.key, c.value, c.source)),
+                )
+                again[(c.key, c.value, c.source)] = kept["id"]
+                outcome_of(p, kept, "quarantined", reason)
             outcomes = [r for r in results if r is not None]
             if then is not None:
                 await then(conn, outcomes)
@@ -346,6 +440,13 @@ class MemoryService:
         )
         if what is not None:
             roles.require(role, Role.CURATOR, what)
+        if "status" in changes and (await self.get(namespace, memory_id))["status"] == (
+            "quarantined"
+        ):
+            raise Conflict(
+                f"status: memory {memory_id} is quarantined; a curator approves or rejects it "
+                f"(POST .../memories/{memory_id}:approve or :reject)"
+            )
         scrub = Scrubber(self._settings, namespace)
         changes = {
             name: scrub(name, value) if name in ("key", "value") else value
@@ -378,9 +479,11 @@ class MemoryService:
         try:
             row = await self._write(namespace, work)
         except pg_errors.UniqueViolation:
+            # a new key, or (restoring an archived memory) the memory's own
+            key = changes.get("key") or (await self.get(namespace, memory_id))["key"]
             raise InvalidInput(
                 f"key: another active memory in {namespace!r} already has key "
-                f"{changes.get('key')!r}; delete or archive it first"
+                f"{key!r}; delete or archive it first"
             ) from None
         if row is None:
             raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
@@ -399,6 +502,53 @@ class MemoryService:
 
         if not await self._write(namespace, work):
             raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
+
+    async def approve(
+        self, namespace: str, memory_id: uuid.UUID, *, actor: str, role: Role, note: str | None
+    ) -> dict[str, Any]:
+        """A curator's yes to a quarantined claim: it becomes the live memory of its key,
+        and the memory it contended with (a verified one, say) is archived."""
+        roles.require(role, Role.CURATOR, "approving a quarantined memory")
+        reason = "approved by a curator" + (f": {note}" if note else "")
+
+        async def work(conn: Connection) -> dict[str, Any] | None:
+            return await quarantine_store.activate(
+                conn, namespace, memory_id, actor=actor, change="approved", reason=reason
+            )
+
+        row = await self._write(namespace, work)
+        if row is None:
+            raise await self._not_waiting(namespace, memory_id)
+        return row
+
+    async def reject(
+        self, namespace: str, memory_id: uuid.UUID, *, actor: str, role: Role, note: str | None
+    ) -> None:
+        """A curator's no: the claim is erased like a deleted memory (no value left
+        anywhere); its history ends with a `rejected` tombstone and the reason."""
+        roles.require(role, Role.CURATOR, "rejecting a quarantined memory")
+        if self._recorder is not None:
+            await self._recorder.flush()
+        reason = "rejected by a curator" + (f": {note}" if note else "")
+
+        async def work(conn: Connection) -> bool:
+            texts = await erasure_store.history_texts(conn, [memory_id])
+            deleted = await quarantine_store.reject(
+                conn, namespace, memory_id, actor=actor, reason=reason
+            )
+            await erase_traces(conn, namespace, deleted, texts)
+            return bool(deleted)
+
+        if not await self._write(namespace, work):
+            raise await self._not_waiting(namespace, memory_id)
+
+    async def _not_waiting(self, namespace: str, memory_id: uuid.UUID) -> Exception:
+        """The error for a review of a memory that is not waiting for one."""
+        row = await self.get(namespace, memory_id)  # NotFound when there is none
+        return Conflict(
+            f"memory {memory_id} is {row['status']}, not quarantined: only a quarantined "
+            "memory is approved or rejected"
+        )
 
     async def forget(
         self, namespace: str, policy: ForgetPolicy, *, actor: str

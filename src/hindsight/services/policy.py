@@ -1,10 +1,10 @@
 """The namespace policy: one JSON document of rules a namespace may tune.
 
 Sections: `lifecycle` (when memories cool, archive, are deleted, demoted and merged),
-`ranking` (tier weights and the optional recency and importance factors) and `capacity`.
+`ranking` (tier weights and the optional recency, importance and trust factors),
+`capacity` and `trust` (how far each source is trusted, and below what it is quarantined).
 Every field is optional in a PUT: what is not set takes the server's default (the
-HINDSIGHT_* settings), so the stored document holds only a namespace's own choices. Another
-section (e.g. `trust`, per-source trust levels) is added as one more model field here.
+HINDSIGHT_* settings), so the stored document holds only a namespace's own choices.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
@@ -81,6 +81,12 @@ class RankingPolicy(_Section):
     importance_weight: float | None = Field(
         default=None, ge=0, le=1, description="Weight w of importance: factor 1 − w + w·importance."
     )
+    trust_weight: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Weight w of the source's trust: factor 1 − w + w·trust (0: no effect).",
+    )
 
 
 class CapacityPolicy(_Section):
@@ -89,12 +95,46 @@ class CapacityPolicy(_Section):
     )
 
 
+class TrustPolicy(_Section):
+    sources: dict[str, float] | None = Field(
+        default=None,
+        description="Trust (0..1) per source name; a PUT adds to or overrides the defaults.",
+    )
+    default: float | None = Field(
+        default=None, ge=0, le=1, description="Trust of any other source name, and of none."
+    )
+    quarantine_below: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="A claim from a source trusted less than this waits for review.",
+    )
+
+    @field_validator("sources")
+    @classmethod
+    def _levels(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        for name, level in (value or {}).items():
+            if not name.strip() or len(name) > 200:
+                raise ValueError(f"source name {name[:40]!r}: must be 1 to 200 characters")
+            if not 0 <= level <= 1:
+                raise ValueError(f"{name}: trust must be between 0 and 1")
+        return value
+
+    def of(self, source: str | None) -> float:
+        """The trust of `source` (a name not listed, or none, has the default)."""
+        assert self.default is not None
+        if source is None or self.sources is None:
+            return self.default
+        return self.sources.get(source, self.default)
+
+
 class Policy(_Section):
     """The document as PUT and as GET returns it (GET: every field filled in)."""
 
     lifecycle: LifecyclePolicy | None = None
     ranking: RankingPolicy | None = None
     capacity: CapacityPolicy | None = None
+    trust: TrustPolicy | None = None
 
 
 def defaults(settings: Settings) -> dict[str, Any]:
@@ -116,8 +156,14 @@ def defaults(settings: Settings) -> dict[str, Any]:
             "recency_weight": s.recency_weight,
             "recency_tau_days": s.recency_tau_days,
             "importance_weight": s.importance_weight,
+            "trust_weight": s.trust_weight,
         },
         "capacity": {"max_active_memories": s.namespace_capacity},
+        "trust": {
+            "sources": dict(s.source_trust),
+            "default": s.trust_default,
+            "quarantine_below": s.quarantine_below,
+        },
     }
 
 

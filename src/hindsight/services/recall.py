@@ -175,8 +175,9 @@ class RecallService:
 
     async def factors(self, namespace: str) -> LifecycleFactors:
         """The namespace policy's ranking terms (cached for a few seconds per process)."""
-        ranking = (await self._policies.get(namespace)).ranking
-        assert ranking is not None and ranking.tier_weights is not None
+        policy = await self._policies.get(namespace)
+        ranking, trust = policy.ranking, policy.trust
+        assert ranking is not None and ranking.tier_weights is not None and trust is not None
         weights = ranking.tier_weights.model_dump()
         return LifecycleFactors(
             now=datetime.now(UTC),
@@ -184,6 +185,9 @@ class RecallService:
             recency_weight=ranking.recency_weight or 0.0,
             recency_tau_days=ranking.recency_tau_days or 30.0,
             importance_weight=ranking.importance_weight or 0.0,
+            trust_weight=ranking.trust_weight or 0.0,
+            trust_levels=dict(trust.sources or {}),
+            trust_default=trust.of(None),
         )
 
     async def _arm(self, search: store.Search, arm: str) -> list[dict[str, Any]]:

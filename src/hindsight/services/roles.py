@@ -5,8 +5,9 @@ Roles are ordered: each can do everything the one before it can.
 - writer (the default for new keys): also observe, append, extract, end sessions, edit
   and delete memories.
 - curator: also vouch for a memory — set `verified` or `permanent`, or a confidence above
-  the initial confidence. Without this, any writer could plant a claim that ranks as
-  certain and can never be forgotten.
+  the initial confidence — and approve or reject quarantined memories. Without this, any
+  writer could plant a claim that ranks as certain and can never be forgotten, or let a
+  poisoned one out of quarantine.
 - admin: every namespace, key management, namespace erase and export.
 """
 

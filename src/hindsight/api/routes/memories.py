@@ -1,4 +1,5 @@
-"""Long-term memories: observe (batch or one), list, read, edit, delete, history."""
+"""Long-term memories: observe (batch or one), list, read, edit, delete, history, and the
+review of quarantined ones (approve, reject)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from hindsight.api.schemas import (
     MemoryPatch,
     MemoryType,
     ObserveResult,
+    Rejected,
+    ReviewIn,
 )
 from hindsight.services.memory import ForgetPolicy, Outcome
 from hindsight.stores.filters import MemoryFilter
@@ -41,6 +44,9 @@ def observe_result(o: Outcome) -> ObserveResult:
         requested_key=o.requested_key,
         similarity=o.similarity,
         redactions=o.redactions,
+        trust=o.trust,
+        confidence_capped=o.confidence_capped,
+        reason=o.reason,
     )
 
 
@@ -102,11 +108,12 @@ async def list_memories(
     key: Annotated[str | None, Query(max_length=limits.KEY_MAX_CHARS)] = None,
     key_prefix: Annotated[str | None, Query(max_length=limits.KEY_MAX_CHARS)] = None,
     status_: Annotated[
-        Literal["active", "cold", "archived", "all"] | None, Query(alias="status")
+        Literal["active", "cold", "archived", "quarantined", "all"] | None, Query(alias="status")
     ] = None,
 ) -> MemoryPage:
     """Memories in creation order. Follow `next_cursor` to visit every one exactly once.
-    By default the live ones (active and cold); `status=archived` lists the archive."""
+    By default the live ones (active and cold); `status=archived` lists the archive and
+    `status=quarantined` the review queue."""
     f = MemoryFilter(
         memory_types=tuple(memory_type or ()),
         tags_all=tuple(tag or ()),
@@ -148,6 +155,45 @@ async def delete_memory(
     """Delete a memory; its history (ending with a `deleted` entry) is kept."""
     await core.memories.delete(namespace, memory_id, actor=principal.name)
     return Response(status_code=204)
+
+
+@router.post("/memories/{memory_id}:approve", response_model=MemoryOut)
+async def approve_memory(
+    memory_id: uuid.UUID,
+    namespace: WritableNamespaceDep,
+    principal: PrincipalDep,
+    core: CoreDep,
+    body: ReviewIn | None = None,
+) -> MemoryOut:
+    """A curator approves a quarantined memory: it becomes the active memory of its key,
+    and the one it contended with (e.g. a verified memory) is archived. 409 when the memory
+    is not quarantined."""
+    row = await core.memories.approve(
+        namespace,
+        memory_id,
+        actor=principal.name,
+        role=principal.role,
+        note=body.reason if body else None,
+    )
+    return MemoryOut.model_validate(row)
+
+
+@router.post("/memories/{memory_id}:reject", response_model=Rejected)
+async def reject_memory(
+    memory_id: uuid.UUID,
+    namespace: WritableNamespaceDep,
+    principal: PrincipalDep,
+    core: CoreDep,
+    body: ReviewIn | None = None,
+) -> Rejected:
+    """A curator rejects a quarantined memory: it is erased like a deleted one, and its
+    history ends with a `rejected` tombstone carrying the reason. 409 when the memory is
+    not quarantined."""
+    note = body.reason if body else None
+    await core.memories.reject(
+        namespace, memory_id, actor=principal.name, role=principal.role, note=note
+    )
+    return Rejected(id=memory_id, reason="rejected by a curator" + (f": {note}" if note else ""))
 
 
 @router.post("/memories:forget", response_model=ForgetOut)

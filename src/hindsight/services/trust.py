@@ -1,0 +1,79 @@
+"""Source trust: how far a claim's confidence may start, and when a claim waits for review.
+
+Pure: the policy, the claim and the live memory of its key in, a verdict out. The rules:
+
+- A claim's initial confidence is at most its source's trust. A writer's requested
+  confidence above it is lowered to it (and the result says so) rather than refused: the
+  claim itself is welcome, only how sure the server is of it is the server's call. A
+  curator's explicit confidence is a curator's vouching and stands.
+- A claim is quarantined when (c) it carries prompt-injection markers (`text.injection`),
+  or a caller marks it suspect (extraction: drawn from a tool step that carried them); (a)
+  its source's trust is under `quarantine_below`; or (b) it would supersede a verified
+  memory from a source trusted more. A claim a curator verifies skips (a) and (b), never (c).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hindsight.services.policy import TrustPolicy
+from hindsight.text.injection import describe, markers
+
+
+@dataclass(frozen=True)
+class Verdict:
+    trust: float
+    confidence: float
+    capped: bool  # the requested (or default) confidence was lowered to the trust
+    reason: str | None  # why the claim is quarantined; None: it is not
+
+
+def _name(source: str | None) -> str:
+    return "no source" if source is None else f"source {source!r}"
+
+
+def judge(
+    policy: TrustPolicy,
+    *,
+    key: str,
+    value: str,
+    source: str | None,
+    confidence: float,
+    explicit: bool,
+    curator: bool,
+    verified: bool,
+    live: dict[str, Any] | None,
+    suspect: str | None = None,
+) -> Verdict:
+    """The verdict on one claim; `explicit`: the client asked for `confidence`."""
+    trust = policy.of(source)
+    capped = confidence > trust and not (curator and explicit)
+    start = trust if capped else confidence
+    threshold = policy.quarantine_below
+    assert threshold is not None
+    found = markers(key, value)
+    reason: str | None = None
+    if found:
+        reason = describe(found)
+    elif suspect is not None:
+        reason = suspect
+    elif verified:
+        reason = None
+    elif trust < threshold:
+        reason = f"{_name(source)} has trust {trust:g}, under quarantine_below {threshold:g}"
+    elif live is not None and live["verified"] and live["value"] != value:
+        held = policy.of(live["source"])
+        if trust < held:
+            reason = (
+                f"would supersede verified memory {live['id']} ({_name(live['source'])}, "
+                f"trust {held:g}) from {_name(source)} with trust {trust:g}"
+            )
+    return Verdict(trust=trust, confidence=start, capped=capped, reason=reason)
+
+
+def releases(policy: TrustPolicy, source: str | None, held_source: str | None) -> bool:
+    """Whether a claim from `source` (itself not quarantined) independently confirms the
+    same claim held from `held_source`: another source, trusted at or above the threshold."""
+    assert policy.quarantine_below is not None
+    return source != held_source and policy.of(source) >= policy.quarantine_below
