@@ -209,18 +209,19 @@ def test_postgres_stopped_under_load_answers_503_and_recovers_without_a_restart(
         pg = get_server(tmp_path / "pg" / "postgres", cleanup_mode=None)
         with ThreadServer(make_settings(), url, redis_url) as srv:
 
-            def load() -> None:
+            def load(worker: int) -> None:
                 n = 0
                 with httpx.Client(base_url=srv.url, headers=HEADERS, timeout=30) as c:
                     while not stop.is_set():
                         n += 1
+                        key = f"w{worker}.k{n}"  # new in each request: a success is a 201
                         r = c.post(
                             f"/v1/namespaces/{ns}/memories:batch",
-                            json={"memories": [{"key": f"k{n}", "value": f"value {n}"}]},
+                            json={"memories": [{"key": key, "value": f"value {n}"}]},
                         )
                         outcomes.append((phase[0], r.status_code, r.headers.get("Retry-After")))
 
-            threads = [threading.Thread(target=load) for _ in range(2)]
+            threads = [threading.Thread(target=load, args=(w,)) for w in range(2)]
             for t in threads:
                 t.start()
             try:

@@ -287,7 +287,8 @@ async def archive_lowest_value(
         """,
         {**params, "ns": namespace, "n": n, "actor": actor, "reason": reason},
     )
-    rows = await cur.fetchall()
+    # RETURNING comes in no set order: report the moves lowest value first, as chosen
+    rows = sorted(await cur.fetchall(), key=lambda r: (r["value"], r["id"]))
     await clear(conn)
     return rows
 
@@ -377,3 +378,19 @@ async def set_last_run(conn: Connection, at: datetime) -> None:
         "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
         (at.isoformat(),),
     )
+
+
+async def memory_counts(conn: Connection, namespace: str | None = None) -> dict[str, int]:
+    """Memories per namespace (every status: each can still be expired or deleted), or of
+    `namespace` only: the totals a pass's progress is shown against."""
+    if namespace is None:
+        cur = await conn.execute(
+            "SELECT namespace, count(*) AS n FROM long_term_memory GROUP BY namespace"
+        )
+    else:
+        cur = await conn.execute(
+            "SELECT namespace, count(*) AS n FROM long_term_memory WHERE namespace = %s "
+            "GROUP BY namespace",
+            (namespace,),
+        )
+    return {r["namespace"]: int(r["n"]) for r in await cur.fetchall()}
