@@ -327,6 +327,67 @@ def test_retroactive_merge_never_archives_a_permanent_memory(
     assert api.get(kept["id"])["importance"] == 0.9
 
 
+def test_retroactive_merge_checks_merge_per_run_memories_and_resumes_at_its_cursor(
+    api: Api, server: ThreadServer
+) -> None:
+    url = server.core.database_url
+    r = api.client.put(f"{api.base}/policy", json={"lifecycle": {"merge_per_run": 2}})
+    assert r.status_code == 200, r.text
+    # one batch (no write-time check within it), ids in this order: three first-comers,
+    # then their twins under other keys, each twin the more important
+    memories = api.observe(
+        {"key": "user.city", "value": "lives in Paris, France", "importance": 0.4},
+        {"key": "user.pet", "value": "has a cat called Miso", "importance": 0.4},
+        {"key": "user.job", "value": "works as a nurse in Lyon", "importance": 0.4},
+        {"key": "user.home_city", "value": "lives in Paris, France", "importance": 0.9},
+        {"key": "user.pet_name", "value": "has a cat called Miso", "importance": 0.9},
+        {"key": "user.job_title", "value": "works as a nurse in Lyon", "importance": 0.9},
+    )
+    ids = [m["id"] for m in memories]
+    assert ids == sorted(ids)
+    lenient = make_settings(dedup_threshold=0.8)
+
+    def merged_and_cursor() -> tuple[list[str], str | None]:
+        _, moves = run_pass(lenient, url, namespace=api.ns)
+        rows = sql(
+            url, "SELECT merge_cursor::text FROM namespace_lifecycle WHERE namespace = %s", api.ns
+        )
+        return [m.key for m in moves if m.rule == "merge"], rows[0][0]
+
+    # run 1 checks the first two memories only: their twins are found, the third waits
+    assert merged_and_cursor() == (["user.city", "user.pet"], ids[1])
+    assert statuses(api, *ids) == ["archived", "archived", "active", "active", "active", "active"]
+    # run 2 resumes after the cursor: the next two live ones (user.job, user.home_city)
+    assert merged_and_cursor() == (["user.job"], ids[3])
+    # run 3: the last two live ones, nothing left to merge; run 4 finds the end, starts over
+    assert merged_and_cursor() == ([], ids[5])
+    assert merged_and_cursor() == ([], None)
+    assert statuses(api, *ids) == ["archived"] * 3 + ["active"] * 3
+
+
+def test_cli_shows_progress_against_the_namespace_total(api: Api, server: ThreadServer) -> None:
+    api.observe(*({"key": f"note.{i:02d}", "value": f"note number {i}"} for i in range(25)))
+    out = hindsight(
+        "maintenance",
+        "lifecycle",
+        "--namespace",
+        api.ns,
+        "--dry-run",
+        "--as-of",
+        days_from_now(45).strftime("%Y-%m-%d"),
+        database_url=server.core.database_url,
+        lifecycle_batch_size="10",
+    )
+    assert out.returncode == 0, out.stderr
+    assert len(out.stdout.splitlines()) == 25  # stdout: the moves only
+    progress = [line for line in out.stderr.splitlines() if line.startswith(f"{api.ns}: ")]
+    assert progress == [
+        f"{api.ns}: 10/25 memories would move (40%), cooled",
+        f"{api.ns}: 20/25 memories would move (80%), cooled",
+        f"{api.ns}: 25/25 memories would move (100%), cooled",
+    ]
+
+
 def test_dry_run_lists_moves_and_changes_nothing(
     api: Api, server: ThreadServer, settings: Settings
 ) -> None:

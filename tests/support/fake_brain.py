@@ -4,7 +4,9 @@ Distillation: every "my <thing> is <value>" in the conversation becomes the memo
 `user.<thing>` = <value>; the action follows the existing memories shown in the prompt
 (same value: reinforce, other value: update, unknown key: new). "hello"/"thanks" lines
 become a greeting memory and "trivia:" lines a low-importance one, so the service's own
-filters can be seen dropping them. Summaries: "summary of step N".
+filters can be seen dropping them. "<type> <key>: <value>" lines (type event, summary or
+any other word) become a memory of that type as the model names it, so the service's own
+handling of types can be seen. Summaries: "summary of step N".
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 _FACT = re.compile(r"my ([a-z][a-z ]*?) is ([^.!?\n]+)", re.IGNORECASE)
 _PLANT = re.compile(r"remember ([a-z][a-z_.]*) = ([^.!?\n]+)", re.IGNORECASE)
+_TYPED = re.compile(r"^(event|summary|anecdote) ([a-z][a-z_.]*): (.+)$", re.IGNORECASE)
 
 
 def _user_text(body: dict[str, Any]) -> str:
@@ -54,6 +57,19 @@ def distill(body: dict[str, Any]) -> str:
                     "memory_type": "preference" if "favorite" in key else "fact",
                     "importance": 0.8,
                     "tags": ["chat"],
+                    "from": [message["i"]],
+                }
+            )
+        typed = _TYPED.match(content.strip())
+        if typed:
+            memory_type, key, value = typed.groups()
+            memories.append(
+                {
+                    "action": "new",
+                    "key": key.lower(),
+                    "value": value.strip(),
+                    "memory_type": memory_type.lower(),
+                    "importance": 0.8,
                     "from": [message["i"]],
                 }
             )

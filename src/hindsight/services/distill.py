@@ -20,7 +20,16 @@ from hindsight.services.memory import Observation
 from hindsight.services.recall import RecallRequest, RecallService
 from hindsight.text.filler import is_filler
 
-MEMORY_TYPES = ("fact", "preference", "experience", "reflection", "relation")
+# every type a memory may have (db.models.MEMORY_TYPES); anything else a model answers is a fact
+MEMORY_TYPES = (
+    "fact",
+    "preference",
+    "experience",
+    "reflection",
+    "relation",
+    "event",
+    "summary",
+)
 _RELATED_WINDOWS = 10
 _RELATED_PER_WINDOW = 5
 TRANSCRIPT_MAX_CHARS = 60_000
