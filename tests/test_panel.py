@@ -212,6 +212,71 @@ def test_actions_follow_the_keys_role(page: Any, api: Api, migrated: str) -> Non
     shot(page, "memory-writer")
 
 
+def test_review_approves_and_rejects_quarantined_claims(
+    page: Any, api: Api, migrated: str
+) -> None:
+    from playwright.sync_api import expect
+
+    (held,) = api.observe({"key": "user.employer", "value": "works at Initech", "source": "web"})
+    assert held["outcome"] == "quarantined", held
+    sign_in(page)
+    page.wait_for_selector("nav:not([hidden])")
+    page.goto(f"/ui/#/review?ns={api.ns}")
+    card = page.locator(f".review[data-id='{held['id']}']")
+    expect(card).to_contain_text("works at Initech")
+    expect(card.locator(".reason")).to_contain_text("under quarantine_below")
+    expect(card).to_contain_text("web")
+    expect(page.locator("nav a.active")).to_have_text("Review")
+    assert "null" not in page.inner_text("main")
+    shot(page, "review")
+
+    card.locator("button[data-action=approve]").click()
+    expect(page.locator("[role=status]")).to_have_text(
+        'Approved "user.employer": it is now the active memory of its key.'
+    )
+    expect(page.locator("#queue-empty")).to_have_text("Nothing waits for review.")
+    assert api.get(held["id"])["status"] == "active"
+    page.click("nav a[data-page=memories]")
+    expect(page.locator("tbody tr[data-id='" + held["id"] + "']")).to_contain_text("Initech")
+
+    (bad,) = api.observe({"key": "user.pin", "value": "pin is 4321", "source": "web"})
+    assert bad["outcome"] == "quarantined", bad
+    page.click("nav a[data-page=review]")
+    card = page.locator(f".review[data-id='{bad['id']}']")
+    expect(card).to_contain_text("pin is 4321")
+    page.once("dialog", lambda d: d.dismiss())  # Reject asks first; cancelling keeps it
+    card.locator("button[data-action=reject]").click()
+    expect(card).to_be_visible()
+    assert api.get(bad["id"])["status"] == "quarantined"
+    page.once("dialog", lambda d: d.accept())
+    card.locator("button[data-action=reject]").click()
+    expect(page.locator("[role=status]")).to_have_text('Rejected "user.pin": its value is erased.')
+    expect(page.locator(".review")).to_have_count(0)
+    assert api.client.get(f"{api.base}/memories/{bad['id']}").status_code == 404
+
+    # a narrow window: the queue fits its width
+    api.observe({"key": "user.bank", "value": "banks with a very long name " * 6, "source": "web"})
+    page.set_viewport_size({"width": 390, "height": 800})
+    page.reload()
+    expect(page.locator(".review")).to_have_count(1)
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    shot(page, "review-narrow")
+
+    # a writer sees the queue, but approving and rejecting are a curator's call
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.click("#who button")  # sign out
+    sign_in(page, key_with_role(migrated, "writer", api.ns), to=f"#/review?ns={api.ns}")
+    expect(page.locator(".review")).to_have_count(1)
+    for action in ("approve", "reject"):
+        button = page.locator(f"button[data-action={action}]")
+        expect(button).to_be_disabled()
+        expect(button).to_have_attribute(
+            "title", "Needs the curator role (or higher); this API key has the writer role."
+        )
+    expect(page.locator("#role-note")).to_contain_text("has the writer role")
+    shot(page, "review-writer")
+
+
 def test_recall_playground_shows_each_component(page: Any, api: Api) -> None:
     from playwright.sync_api import expect
 

@@ -17,6 +17,7 @@ const PLAIN = {
   401: "The API key was refused",
   403: "This API key may not do that",
   404: "Not found",
+  409: "That does not fit the memory's current state",
   422: "The request was not valid",
   429: "Too many requests; wait a moment",
   503: "The service is unavailable; try again shortly",

@@ -7,10 +7,11 @@ import * as memory from "./pages/memory.js";
 import * as namespaces from "./pages/namespaces.js";
 import * as recall from "./pages/recall.js";
 import * as recalls from "./pages/recalls.js";
+import * as review from "./pages/review.js";
 import * as sessions from "./pages/sessions.js";
 import * as session from "./pages/session.js";
 
-const PAGES = { namespaces, memories, memory, recall, recalls, sessions, session };
+const PAGES = { namespaces, memories, memory, review, recall, recalls, sessions, session };
 const main = document.getElementById("main");
 const errorBox = document.getElementById("error");
 let stopPage = null;

@@ -6,6 +6,8 @@ const NEEDS = {
   edit: "writer", archive: "writer", restore: "writer", delete: "writer",
   // vouching for a memory: verified, permanent (either way), confidence above the initial
   verify: "curator", permanent: "curator",
+  // reviewing the quarantine: approve (it becomes active) or reject (it is erased)
+  approve: "curator", reject: "curator",
 };
 
 // null when `role` may do `action`, else why not, in plain words
