@@ -99,3 +99,18 @@ def test_a_consolidated_sessions_events_are_demoted_after_it_ends(
         memories["trip.booking"]["importance"] * 0.5
     )
     assert after["trip.overview"]["importance"] == memories["trip.overview"]["importance"]
+
+
+def test_every_list_of_memory_types_is_the_one_in_limits() -> None:
+    """The typed Literals of the API and the SDK must be spelled out; they must still agree
+    with the one list the schema, MCP and extraction use."""
+    from typing import get_args, get_type_hints
+
+    from hindsight import limits
+    from hindsight.api import schemas
+    from hindsight.client import _calls
+    from hindsight.db import models
+
+    assert get_args(schemas.MemoryType) == limits.MEMORY_TYPES == models.MEMORY_TYPES
+    sdk = get_args(get_type_hints(_calls.MemoryFields)["memory_type"])
+    assert sdk == limits.MEMORY_TYPES

@@ -10,6 +10,10 @@ NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 ROLE_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
 
+# Every type a memory may have: the schema's CHECK, the API's and MCP's enums, and what
+# extraction may answer (anything else it answers is stored as a fact).
+MEMORY_TYPES = ("fact", "preference", "experience", "reflection", "relation", "event", "summary")
+
 KEY_MAX_CHARS = 256
 VALUE_MAX_CHARS = 8_000
 SOURCE_MAX_CHARS = 256

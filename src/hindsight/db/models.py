@@ -32,6 +32,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 
+from hindsight import limits
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS
 
 NAMING = {
@@ -44,15 +45,7 @@ NAMING = {
 
 metadata = MetaData(naming_convention=NAMING)
 
-MEMORY_TYPES = (
-    "fact",
-    "preference",
-    "experience",
-    "reflection",
-    "relation",
-    "event",
-    "summary",
-)
+MEMORY_TYPES = limits.MEMORY_TYPES
 MEMORY_STATUSES = ("active", "cold", "archived", "quarantined")
 # Recalled and holding their key: the statuses the unique index and keyword statistics cover.
 LIVE_STATUSES = ("active", "cold")

@@ -31,7 +31,7 @@ def _optional(schema: dict[str, Any]) -> Any:
     )
 
 
-TYPES = ["fact", "preference", "experience", "reflection", "relation", "event", "summary"]
+TYPES = list(limits.MEMORY_TYPES)
 
 Namespace = Annotated[
     str | None,

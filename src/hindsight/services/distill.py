@@ -20,16 +20,6 @@ from hindsight.services.memory import Observation
 from hindsight.services.recall import RecallRequest, RecallService
 from hindsight.text.filler import is_filler
 
-# every type a memory may have (db.models.MEMORY_TYPES); anything else a model answers is a fact
-MEMORY_TYPES = (
-    "fact",
-    "preference",
-    "experience",
-    "reflection",
-    "relation",
-    "event",
-    "summary",
-)
 _RELATED_WINDOWS = 10
 _RELATED_PER_WINDOW = 5
 TRANSCRIPT_MAX_CHARS = 60_000
@@ -61,7 +51,7 @@ class Candidate(BaseModel):
     @classmethod
     def _type(cls, v: Any) -> str:
         text = str(v or "fact").strip().lower()
-        return text if text in MEMORY_TYPES else "fact"
+        return text if text in limits.MEMORY_TYPES else "fact"
 
     @field_validator("importance", mode="before")
     @classmethod

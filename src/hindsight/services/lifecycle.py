@@ -27,6 +27,7 @@ from hindsight.services.merge import merge_near_duplicates
 from hindsight.services.moves import Move
 from hindsight.services.policy import Policy, PolicyService
 from hindsight.stores import lifecycle as store
+from hindsight.stores import maintenance as maintenance_store
 
 log = logging.getLogger(__name__)
 
@@ -107,11 +108,7 @@ class LifecycleService:
         report = LifecycleReport(dry_run=dry_run, now=now)
         started = time.perf_counter()
         async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT pg_try_advisory_lock(%s) AS ok", (store.LIFECYCLE_LOCK,)
-            )
-            row = await cur.fetchone()
-            if not (row and row["ok"]):
+            if not await maintenance_store.try_lock(conn, store.LIFECYCLE_LOCK):
                 return report  # another replica is at it
             try:
                 if due_after_seconds is not None and not await self._due(
@@ -126,7 +123,7 @@ class LifecycleService:
                 if namespace is None and not dry_run:
                     await store.set_last_run(conn, now)
             finally:
-                await conn.execute("SELECT pg_advisory_unlock(%s)", (store.LIFECYCLE_LOCK,))
+                await maintenance_store.unlock(conn, store.LIFECYCLE_LOCK)
                 report.seconds = time.perf_counter() - started
         return report
 

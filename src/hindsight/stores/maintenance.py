@@ -10,16 +10,16 @@ from hindsight.db.pool import Connection
 MAINTENANCE_LOCK = 7_361_582_002
 
 
-async def try_lock(conn: Connection) -> bool:
+async def try_lock(conn: Connection, lock: int = MAINTENANCE_LOCK) -> bool:
     """Session level: held across the pass's transactions, released by `unlock` (or by the
-    session's end, if the process dies)."""
-    cur = await conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (MAINTENANCE_LOCK,))
+    session's end, if the process dies). `lock` names the pass (the lifecycle has its own)."""
+    cur = await conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (lock,))
     row = await cur.fetchone()
     return bool(row and row["ok"])
 
 
-async def unlock(conn: Connection) -> None:
-    await conn.execute("SELECT pg_advisory_unlock(%s)", (MAINTENANCE_LOCK,))
+async def unlock(conn: Connection, lock: int = MAINTENANCE_LOCK) -> None:
+    await conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
 
 
 async def purge_expired_steps(conn: Connection, batch: int = 10_000) -> int:
