@@ -61,6 +61,10 @@ RECALL_VECTOR_SKIPPED = Counter(
     "hindsight_recall_vector_skipped_total",
     "Recalls ranked by keywords alone: the query could not be embedded.",
 )
+RECALL_RERANK_SKIPPED = Counter(
+    "hindsight_recall_rerank_skipped_total",
+    "Recalls answered without reranking: the reranker failed or timed out.",
+)
 OBSERVE_OUTCOMES = Counter(
     "hindsight_observe_outcomes_total",
     "Observed memories by outcome (created, reinforced, superseded, deduplicated).",
