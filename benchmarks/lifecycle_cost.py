@@ -29,7 +29,12 @@ corpus, merged with what is already there) and lifecycle_cost.json.
 Faster loads, said so in the results: `--imported K` imports K and makes the rest SQL copies
 of them (new ids and keys, the embedding's dimensions rotated per copy so no two vectors
 are equal; `top_up`); `--partial` (with `--keep`) tops up what a stopped import left.
-`--passes` picks passes; `--database-url` measures a loaded database whose server runs.
+`--passes` picks passes; `--database-url` measures a loaded database whose server runs;
+`--label` files the results under the corpus and a label (the schema measured, say).
+
+With each real pass, the share of its updates that were HOT (pg_stat_user_tables); with
+the raw UPDATE, the same for the newest 1,000 memories (side by side on their pages) and
+for 1,000 spread over the table.
 """
 
 from __future__ import annotations
@@ -244,26 +249,90 @@ def raw_due(url: str, now: datetime, cold_after: timedelta) -> tuple[int, float]
     return int(row[0]), seconds
 
 
-def raw_update_rate(url: str, rows: int = 1000, *, without_hnsw: bool = False) -> float:
+_RAW_PICKS = {
+    # the newest: side by side on their pages, as a real pass's batch takes them
+    False: "ORDER BY id DESC",
+    # spread over the table, at most one or two a page, as recalls warm them
+    True: "ORDER BY md5(id::text)",
+}
+
+
+def raw_update(
+    url: str, rows: int = 1000, *, without_hnsw: bool = False, scattered: bool = False
+) -> tuple[int, float]:
     """Rows/s of one plain UPDATE setting `rows` active memories cold (the history trigger
     firing, every index maintained, as for a move), rolled back: the statement alone,
-    without the scheduler's selection, batching and re-check. `without_hnsw`: with both
-    HNSW indexes dropped in the same (rolled back) transaction, to see their share."""
+    without the scheduler's selection, batching, rounds and re-check; and the share of
+    them that were HOT updates (no index entry written). `without_hnsw`: with both HNSW
+    indexes dropped in the same (rolled back) transaction, to see their share.
+    `scattered`: memories spread over the table instead of the newest."""
+    # a connection of its own: the transaction's counters hold this statement's alone
     with psycopg.connect(url) as conn:
+        ids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM long_term_memory WHERE status = 'active' "
+                f"{_RAW_PICKS[scattered]} LIMIT %s",
+                (rows,),
+            ).fetchall()
+        ]
         if without_hnsw:
             conn.execute("DROP INDEX ix_long_term_memory_embedding")
             conn.execute("DROP INDEX ix_long_term_memory_keywords")
         started = time.perf_counter()
         conn.execute(
             "UPDATE long_term_memory m SET status = 'cold', changed_by = 'bench', "
-            "updated_at = now() WHERE m.id IN (SELECT id FROM long_term_memory "
-            "WHERE status = 'active' ORDER BY id DESC LIMIT %s) "
+            "updated_at = now() WHERE m.id = ANY(%s) "
             "AND set_config('hindsight.reason', 'raw update', true) IS NOT NULL",
-            (rows,),
+            (ids,),
         )
         seconds = time.perf_counter() - started
+        row = conn.execute(
+            "SELECT pg_stat_get_xact_tuples_hot_updated('long_term_memory'::regclass)"
+        ).fetchone()
         conn.rollback()
-    return round(rows / seconds)
+    with psycopg.connect(url, autocommit=True) as conn:
+        # the rolled-back versions hold the room a later measurement would use
+        conn.execute("VACUUM long_term_memory")
+    return round(len(ids) / seconds), round(int(row[0]) / len(ids), 3) if row else 0.0
+
+
+def raw_update_rate(url: str, rows: int = 1000, *, without_hnsw: bool = False) -> float:
+    return raw_update(url, rows, without_hnsw=without_hnsw)[0]
+
+
+def raw_updates(url: str, *, without_hnsw: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for scattered, name in ((False, "raw_update"), (True, "raw_update_scattered")):
+        rate, hot = raw_update(url, scattered=scattered)
+        out |= {f"{name}_rows_per_s": rate, f"{name}_hot_share": hot}
+    if without_hnsw:
+        out["raw_update_without_hnsw_rows_per_s"] = raw_update_rate(url, without_hnsw=True)
+    print(f"raw UPDATE: {out}", flush=True)
+    return out
+
+
+def table_updates(url: str) -> tuple[int, int]:
+    """long_term_memory's (updates, HOT updates) in the statistics so far."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables "
+            "WHERE relname = 'long_term_memory'"
+        ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
+
+
+def hot_share_since(url: str, before: tuple[int, int], updates: int) -> float | None:
+    """The HOT share of the `updates` updates made since `before` (the statistics reach
+    the shared counters a moment after the transactions, so this waits for them)."""
+    deadline = time.monotonic() + 30
+    while (after := table_updates(url))[0] - before[0] < updates:
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.2)
+    done = after[0] - before[0]
+    return round((after[1] - before[1]) / done, 3) if done else None
 
 
 async def timed_pass(url: str, settings: Settings, now: datetime, dry_run: bool) -> dict[str, Any]:
@@ -307,18 +376,24 @@ def measure(
         now, dry_run = plan[kind]
         print(f"{kind} ...", flush=True)
         due, due_seconds = raw_due(url, now, cold_after)
+        before = table_updates(url)
         out[kind] = asyncio.run(timed_pass(url, settings, now, dry_run=dry_run))
         out[kind].update(
             raw_due=due,
             raw_seconds=round(due_seconds, 2),
             seconds_per_100k=round(out[kind]["seconds"] * 100_000 / n, 2),
         )
+        if not dry_run and out[kind]["moves"]:
+            out[kind]["hot_share"] = hot_share_since(url, before, out[kind]["moves"])
         print(out[kind], flush=True)
     if "real_pass" in kinds:
-        out["raw_update_rows_per_s"] = raw_update_rate(url)
-        print(f"raw UPDATE: {out['raw_update_rows_per_s']} rows/s", flush=True)
+        out |= raw_updates(url)
     out["load_span_seconds"] = round((last - first).total_seconds(), 1)
     return out
+
+
+def _share(x: float | None) -> str:
+    return "—" if x is None else f"{x:.0%}"
 
 
 def write_results(key: str, result: dict[str, Any]) -> str:
@@ -338,13 +413,17 @@ def write_results(key: str, result: dict[str, Any]) -> str:
         "pgvector (embedded, tuned), built-in embedder (384-d); memories loaded with the bulk",
         "import path, both HNSW indexes and the GIN index present (unless a note below says",
         "otherwise). Batch size `lifecycle_batch_size` = 1000, each batch its own",
-        "transaction; default policy (cold after 30 days), capacity set above N. Seconds are",
+        "transaction (after 0020, cooling takes a transaction per round of at most one row",
+        "a page); default policy (cold after 30 days), capacity set above N. Seconds are",
         "wall-clock for one `LifecycleService.run` (all namespaces) with an injected clock;",
-        "raw SQL is one `count(*)` of what the cooling rule would move.",
+        "raw SQL is one `count(*)` of what the cooling rule would move. HOT: the share of",
+        "the pass's updates that were HOT (no index entry written; pg_stat_user_tables).",
+        "A corpus named `after 0020` is measured on the schema of migration 0020 (tier moves",
+        "as HOT updates), the others on the schema before it.",
         "",
-        "| corpus | pass | seconds | moves | moves/s | s per 100k memories | s per 100k moved "
-        "| raw count(*) due | raw s |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| corpus | pass | seconds | moves | moves/s | HOT | s per 100k memories "
+        "| s per 100k moved | raw count(*) due | raw s |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     names = {
         "nothing_due_dry_run": "dry run, nothing due",
@@ -356,29 +435,34 @@ def write_results(key: str, result: dict[str, Any]) -> str:
         for kind, label in names.items():
             p = r["passes"].get(kind)
             if p is None:
-                lines.append(f"| {corpus} | {label} | not measured | | | | | | |")
+                lines.append(f"| {corpus} | {label} | not measured | | | | | | | |")
                 continue
             per_moved = round(p["seconds"] * 100_000 / p["moves"]) if p["moves"] else "—"
             lines.append(
                 f"| {corpus} | {label} | {p['seconds']} | {p['moves']:,} | "
-                f"{p['moves_per_s'] or '—'} | {p['seconds_per_100k']} | {per_moved} | "
-                f"{p['raw_due']:,} | {p['raw_seconds']} |"
+                f"{p['moves_per_s'] or '—'} | {_share(p.get('hot_share'))} | "
+                f"{p['seconds_per_100k']} | {per_moved} | {p['raw_due']:,} | {p['raw_seconds']} |"
             )
     lines += [
         "",
         "One plain `UPDATE` of 1,000 active memories to cold (history trigger and every",
-        "index maintained, rolled back), rows/s: "
-        + ", ".join(
-            f"{corpus} {r['passes'].get('raw_update_rows_per_s', '—')}"
-            for corpus, r in sorted(data.items(), key=lambda kv: (kv[1]["spread"], kv[1]["n"]))
-        )
-        + "; with both HNSW indexes dropped (in the same rolled-back transaction): "
-        + ", ".join(
-            f"{corpus} {r['passes'].get('raw_update_without_hnsw_rows_per_s', '—')}"
-            for corpus, r in sorted(data.items(), key=lambda kv: (kv[1]["spread"], kv[1]["n"]))
-        )
-        + ".",
+        "index maintained, rolled back), rows/s and HOT share: the newest 1,000 (side by",
+        "side on their pages, as a pass's batch takes them, but in one statement: no rounds),",
+        "1,000 spread over the table (as recalls warm them), and the newest with both HNSW",
+        "indexes dropped in the same rolled-back transaction:",
+        "",
+        "| corpus | newest rows/s | HOT | spread rows/s | HOT | newest, no HNSW, rows/s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
+    for corpus, r in sorted(data.items(), key=lambda kv: (kv[1]["spread"], kv[1]["n"])):
+        p = r["passes"]
+        lines.append(
+            f"| {corpus} | {p.get('raw_update_rows_per_s', '—')} | "
+            f"{_share(p.get('raw_update_hot_share'))} | "
+            f"{p.get('raw_update_scattered_rows_per_s', '—')} | "
+            f"{_share(p.get('raw_update_scattered_hot_share'))} | "
+            f"{p.get('raw_update_without_hnsw_rows_per_s', '—')} |"
+        )
     for corpus, r in sorted(data.items(), key=lambda kv: (kv[1]["spread"], kv[1]["n"])):
         if r.get("note"):
             lines += ["", f"{corpus}: {r['note']}"]
@@ -437,17 +521,21 @@ def main() -> None:
         "--passes", default=",".join(KINDS), help=f"which passes, of {', '.join(KINDS)}"
     )
     parser.add_argument("--note", help="a note on this corpus's measurement, in the results")
+    parser.add_argument(
+        "--label", help="results under the corpus name and this (e.g. the schema measured)"
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     kinds = tuple(k for k in args.passes.split(",") if k)
     key = f"{args.n:,}" + (f" in {args.spread:,} namespaces" if args.spread > 1 else "")
+    key += f" {args.label}" if args.label else ""
     result: dict[str, Any] = {"n": args.n, "spread": args.spread, "share": args.share}
     if args.note:
         result["note"] = args.note
     if args.database_url:
         settings = settings_for(args.n, Path("."))
         if args.raw_update_only:
-            result["passes"] = {"raw_update_rows_per_s": raw_update_rate(args.database_url)}
+            result["passes"] = raw_updates(args.database_url, without_hnsw=True)
         else:
             result["passes"] = measure(args.database_url, args.n, settings, args.share, kinds)
         print(write_results(key, result))
@@ -469,10 +557,7 @@ def main() -> None:
             print(result["load"])
             return
         if args.raw_update_only:
-            result["passes"] = {
-                "raw_update_rows_per_s": raw_update_rate(url),
-                "raw_update_without_hnsw_rows_per_s": raw_update_rate(url, without_hnsw=True),
-            }
+            result["passes"] = raw_updates(url, without_hnsw=True)
         else:
             if {"dry_run", "real_pass"} & set(kinds):  # these need every memory active
                 restore(url)

@@ -129,7 +129,7 @@ def _index_fixes() -> dict[str, str]:
         schema.KEYWORDS_INDEX: schema.keywords_index_sql(),
         schema.KEYWORD_TERMS_INDEX: schema.keyword_terms_index_sql(),
         "uq_long_term_memory_active_key": "CREATE UNIQUE INDEX uq_long_term_memory_active_key "
-        "ON long_term_memory (namespace, mem_key) WHERE status = 'active'",
+        "ON long_term_memory (namespace, mem_key) WHERE live",
     }
 
 

@@ -187,13 +187,21 @@ class LifecycleService:
                     if not rows:
                         break
                     after = rows[-1]["id"]
-                    moved = (
-                        rows
-                        if dry_run
-                        else await store.apply(
+                    if dry_run:
+                        moved = rows
+                    elif rule.action != "cold":
+                        moved = await store.apply(
                             conn, all_rules, i, params, [r["id"] for r in rows], actor=ACTOR
                         )
-                    )
+                if not dry_run and rule.action == "cold":
+                    # cooling is the one move here that can stay on the row's page (HOT:
+                    # no index entry written); archiving changes `live`, deleting writes
+                    # no new version
+                    moved = []
+                    for ids in store.page_rounds(rows):
+                        async with conn.transaction():
+                            moved += await store.apply(conn, all_rules, i, params, ids, actor=ACTOR)
+                    moved.sort(key=lambda r: r["id"])
                 for r in moved:
                     emit(r, rule.action, rule.name, rule.reason)
                 done += len(moved)

@@ -106,8 +106,10 @@ def _exclusive(all_rules: list[Rule], i: int) -> str:
     return " AND ".join([f"({all_rules[i].condition})", *earlier])
 
 
+# `page`: the heap page the row is on, for `page_rounds`
 _PICK = """
-SELECT m.id, m.mem_key AS key, m.status, m.importance, m.confidence::float8 AS confidence
+SELECT m.id, m.mem_key AS key, m.status, m.importance, m.confidence::float8 AS confidence,
+       (m.ctid::text::point)[0]::bigint AS page
 FROM long_term_memory m
 LEFT JOIN memory_access a ON a.namespace = m.namespace AND a.memory_id = m.id
 WHERE m.namespace = %(ns)s AND m.id > %(after)s AND {condition}
@@ -123,6 +125,24 @@ async def candidates(
         _PICK.format(condition=_exclusive(all_rules, i)), {**params, "after": after}
     )
     return await cur.fetchall()
+
+
+def page_rounds(rows: list[dict[str, Any]]) -> list[list[uuid.UUID]]:
+    """The ids of candidates `rows` in rounds that take at most one row of a heap page
+    each, so that cooling them can be a HOT update every time: a page keeps room for one
+    new version of a row (fillfactor 80, migration 0020), and a round's old versions are
+    pruned once its transaction is over, before the next round reads the page. Rows that
+    share no page (most, but for the ones a bulk load or a busy hour wrote together) go in
+    one round."""
+    rounds: list[list[uuid.UUID]] = []
+    taken: dict[int, int] = {}
+    for row in rows:
+        n = taken.get(row["page"], 0)
+        taken[row["page"]] = n + 1
+        if n == len(rounds):
+            rounds.append([])
+        rounds[n].append(row["id"])
+    return rounds
 
 
 async def apply(
@@ -184,7 +204,7 @@ async def delete_expired_keys(conn: Connection, namespace: str, keys: list[str])
     """Delete the expired memories holding these keys, so that observing one starts over."""
     cur = await conn.execute(
         "DELETE FROM long_term_memory m WHERE m.namespace = %(ns)s AND m.mem_key = ANY(%(keys)s) "
-        "AND m.status IN ('active', 'cold') AND m.expires_at <= now() "
+        "AND m.live AND m.expires_at <= now() "
         f"AND {_ACTOR} AND {_REASON} AND {_CHANGE}",
         {
             "ns": namespace,
