@@ -32,6 +32,10 @@ TOOLS = {
     "memory_review_queue",
     "memory_approve",
     "memory_reject",
+    "namespace_policy",
+    "namespace_policy_update",
+    "namespace_export",
+    "namespace_erase",
     "working_memory_append",
     "working_memory_context",
     "session_end",
@@ -284,6 +288,70 @@ def test_stdio_without_a_running_service_serves_in_process(
         async with over_stdio("--namespace", ns, env=env) as client:  # data persists
             found = await call(client, "memory_search", query="editor")
             assert found["results"][0]["value"] == "uses Neovim daily"
+
+    run(go)
+
+
+def test_export_and_erase_a_namespace_over_mcp(
+    server: ThreadServer, migrated: str, ns: str
+) -> None:
+    made = hindsight("keys", "create", f"mcp-w-{ns}", "--namespace", ns, database_url=migrated)
+    assert made.returncode == 0, made.stderr
+    writer = made.stdout.strip()
+
+    async def go() -> None:
+        async with over_http(server.url) as admin:
+            await call(admin, "memory_store", key="user.city", value="Oslo", namespace=ns)
+            await call(admin, "working_memory_append", session_id="s", content="hi", namespace=ns)
+            exported = await call(admin, "namespace_export", sessions=True, namespace=ns)
+            lines = exported["lines"]
+            assert lines[0]["format"] == "hindsight-export" and lines[0]["namespace"] == ns
+            assert [x["key"] for x in lines if x.get("type") == "memory"] == ["user.city"]
+            assert lines[-1] == {"type": "end", "memories": 1, "sessions": 1, "steps": 1}
+            with pytest.raises(ToolFailed, match=f"pass confirm='{ns}'"):
+                await call(admin, "namespace_erase", confirm="oops", namespace=ns)
+        async with over_http(server.url, writer) as client:
+            # a writer of the namespace may do neither
+            for tool, extra in (("namespace_export", {}), ("namespace_erase", {"confirm": ns})):
+                with pytest.raises(ToolFailed, match="admin"):
+                    await call(client, tool, **extra)
+            # it reads the policy, and cannot change it
+            policy = await call(client, "namespace_policy")
+            assert policy["trust"]["sources"]["web"] == 0.3
+            assert policy["redaction"]["mode"] == "redact"
+            with pytest.raises(ToolFailed, match="curator"):
+                await call(client, "namespace_policy_update", policy={"trust": {"default": 1}})
+        async with over_http(server.url) as admin:
+            with pytest.raises(ToolFailed, match=r"redaction\.mode"):
+                await call(
+                    admin,
+                    "namespace_policy_update",
+                    policy={"redaction": {"mode": "maybe"}},
+                    namespace=ns,
+                )
+            changed = await call(
+                admin,
+                "namespace_policy_update",
+                policy={"redaction": {"mode": "reject"}},
+                namespace=ns,
+            )
+            assert changed["redaction"]["mode"] == "reject"
+            with pytest.raises(ToolFailed, match="value: holds what looks like openai_key"):
+                await call(
+                    admin,
+                    "memory_store",
+                    key="bot.key",
+                    value="sk-proj-" + "Zq7XwV3uT9sR1pO5nM2lK8jH4gF6dS0a",
+                    namespace=ns,
+                )
+        async with over_http(server.url) as admin:
+            found = await call(admin, "memory_search", query="city", namespace=ns)
+            assert found["results"], "nothing was erased by the refused calls"
+            receipt = await call(admin, "namespace_erase", confirm=ns, namespace=ns)
+            assert receipt["namespace"] == ns and receipt["postgres"]["long_term_memory"] == 1
+            assert receipt["total"] >= 3
+            found = await call(admin, "memory_search", query="city", namespace=ns)
+            assert found["results"] == []
 
     run(go)
 

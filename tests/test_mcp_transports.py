@@ -56,9 +56,14 @@ def test_tools_say_which_only_read_and_which_destroy(server: ThreadServer) -> No
     async def go() -> None:
         async with over_http(server.url) as client:
             tools = {t.name: t.annotations for t in (await client.list_tools()).tools}
-        for name in ("memory_search", "memory_history", "working_memory_context"):
+        for name in (
+            "memory_search",
+            "memory_history",
+            "working_memory_context",
+            "namespace_export",
+        ):
             assert tools[name] and tools[name].read_only_hint is True, name
-        for name in ("memory_delete", "memory_forget"):
+        for name in ("memory_delete", "memory_forget", "namespace_erase"):
             hints = tools[name]
             assert hints and hints.destructive_hint is True and not hints.read_only_hint, name
         for name in ("memory_store", "working_memory_append", "session_end"):

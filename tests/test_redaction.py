@@ -77,6 +77,41 @@ def test_off_mode_keeps_text(module_db: str, redis_url: str, ns: str) -> None:
         assert m["redactions"] == {} and SECRET in api.get(m["id"])["value"]
 
 
+def test_each_namespace_sets_its_own_mode(api: Api, ns: str) -> None:
+    """The policy's redaction section overrides the server's mode for one namespace only."""
+    policy = api.client.get(f"{api.base}/policy").json()
+    assert policy["redaction"] == {"mode": "redact", "email": False, "phone": False}
+
+    r = api.client.put(f"{api.base}/policy", json={"redaction": {"mode": "refuse"}})
+    assert r.status_code == 422 and "redaction.mode" in r.json()["error"]["message"]
+
+    r = api.client.put(f"{api.base}/policy", json={"redaction": {"mode": "reject"}})
+    assert r.status_code == 200, r.text
+    r = api.client.post(f"{api.base}/memories", json={"key": "k", "value": f"raw {SECRET}"})
+    assert r.status_code == 422 and "value" in r.json()["error"]["message"]
+    assert SECRET not in r.text
+    assert api.client.get(f"{api.base}/memories").json()["memories"] == []
+    r = api.client.post(f"{api.base}/sessions/s/steps", json={"content": f"key {SECRET}"})
+    assert r.status_code == 422
+
+    api.client.put(f"{api.base}/policy", json={"redaction": {"mode": "off"}})
+    (kept,) = api.observe({"key": "k", "value": f"raw {SECRET}"})
+    assert kept["redactions"] == {} and SECRET in api.get(kept["id"])["value"]
+
+    # e-mail addresses are personal data only where the namespace says so
+    api.client.put(f"{api.base}/policy", json={"redaction": {"mode": "redact", "email": True}})
+    (mail,) = api.observe({"key": "user.email", "value": "write to ada@example.org"})
+    assert mail["redactions"] == {"email": 1}
+    assert api.get(mail["id"])["value"] == "write to [REDACTED:email]"
+
+    # a neighbour keeps the server's default
+    other = Api(api.client, ns + "-other")
+    (m,) = other.observe({"key": "k", "value": f"raw {SECRET}"})
+    assert m["redactions"] == {"openai_key": 1}
+    (mail,) = other.observe({"key": "user.email", "value": "write to ada@example.org"})
+    assert mail["redactions"] == {}
+
+
 def test_providers_never_see_a_secret(fresh_db: str, redis_url: str, ns: str) -> None:
     with FakeOpenAI() as fake:
         fake.reply(json.dumps({"memories": []}))

@@ -97,10 +97,20 @@ async def scenario(hs: Any, ns: str) -> None:
     assert bad.value.message == "key: String should have at most 256 characters"
 
 
+async def the_namespace_as_a_whole(hs: Any, ns: str) -> None:
+    exported = await hs.export(ns)
+    assert exported[0]["format"] == "hindsight-export"
+    assert exported[-1] == {"type": "end", "memories": 2, "sessions": 0, "steps": 0}
+    receipt = await hs.erase_namespace(ns)
+    assert receipt.namespace == ns and receipt.postgres["long_term_memory"] == 2
+    assert (await hs.list_memories(ns)).memories == []
+
+
 def test_sync_client_round_trip(server: ThreadServer, ns: str) -> None:
     with Hindsight(server.url, ADMIN_KEY) as hs:
         asyncio.run(scenario(Sync(hs), ns))
         assert len(list(hs.iter_memories(ns, page_size=1))) == 2
+        asyncio.run(the_namespace_as_a_whole(Sync(hs), ns))
 
 
 def test_async_client_round_trip(server: ThreadServer, ns: str) -> None:
@@ -108,6 +118,7 @@ def test_async_client_round_trip(server: ThreadServer, ns: str) -> None:
         async with AsyncHindsight(server.url, ADMIN_KEY) as hs:
             await scenario(hs, ns)
             assert len([m async for m in hs.iter_memories(ns, page_size=1)]) == 2
+            await the_namespace_as_a_whole(hs, ns)
 
     asyncio.run(go())
 

@@ -76,7 +76,7 @@ def erase(namespace: str, yes: bool) -> None:
 @click.argument("path", required=False, type=click.Path(dir_okay=False, allow_dash=True))
 @_friendly
 def export(namespace: str, sessions: bool, path: str | None) -> None:
-    """Export a namespace as JSON lines (format hindsight-export v1) to PATH or stdout."""
+    """Export a namespace as JSON lines (format hindsight-export v2) to PATH or stdout."""
     from hindsight.cli.main import _service, load_settings
     from hindsight.runtime.stores import database_url
 
@@ -104,7 +104,7 @@ def restore(lines: list[str], namespace: str | None) -> None:
     _checked(target)
     settings = load_settings()
 
-    async def go(url: str) -> dict[str, int]:
+    async def go(url: str) -> dict[str, Any]:
         async with _service(settings, url) as hs:
             return await hs.exports.restore(target, lines, actor="import")
 

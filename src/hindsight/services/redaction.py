@@ -1,11 +1,12 @@
 """Secrets and personal data never reach storage or a provider.
 
 One redactor (`hindsight.text.redact`) is applied to memory keys and values, step contents
-and summaries, recall queries, and every text sent to an embedding or LLM endpoint. Its
-mode is per namespace: `redact` replaces each finding with `[REDACTED:kind]`, `reject`
+and summaries, recall queries, restored exports, and every text sent to an embedding, rerank or LLM
+endpoint. Its mode is per namespace (the policy's `redaction` section, defaulting to
+HINDSIGHT_REDACTION): `redact` replaces each finding with `[REDACTED:kind]`, `reject`
 refuses the write with 422 naming the field and the kind (nothing is stored), `off` leaves
-text alone. Until namespaces carry a policy of their own, every namespace takes the
-server's `HINDSIGHT_REDACTION`.
+text alone. Text bound for a provider is redacted again by the server's own setting, as a
+last line that a namespace cannot lower.
 """
 
 from __future__ import annotations
@@ -20,27 +21,30 @@ from hindsight.config import Settings
 from hindsight.embeddings.base import Embedder, Vector
 from hindsight.errors import InvalidInput
 from hindsight.llm.base import LLM
+from hindsight.rerank.base import Reranker
+from hindsight.services.policy import PolicyService, RedactionPolicy
 from hindsight.text.redact import Redactor, redactor
 
 M = TypeVar("M", bound=BaseModel)
-
-
-def mode_for(settings: Settings, namespace: str) -> str:
-    """redact, reject or off for this namespace (a namespace policy will override the
-    server's setting here)."""
-    return settings.redaction
 
 
 def redactor_for(settings: Settings) -> Redactor:
     return redactor(email=settings.redact_email, phone=settings.redact_phone)
 
 
+async def scrubber(policies: PolicyService, namespace: str) -> Scrubber:
+    """A scrubber with the namespace's redaction policy (cached for a few seconds)."""
+    policy = (await policies.get(namespace)).redaction
+    assert policy is not None
+    return Scrubber(policy)
+
+
 class Scrubber:
     """Cleans the text fields of one write, adding up what it redacted."""
 
-    def __init__(self, settings: Settings, namespace: str) -> None:
-        self.mode = mode_for(settings, namespace)
-        self._redactor = redactor_for(settings)
+    def __init__(self, policy: RedactionPolicy) -> None:
+        self.mode = policy.mode or "redact"
+        self._redactor = redactor(email=bool(policy.email), phone=bool(policy.phone))
         self.counts: Counter[str] = Counter()
 
     def __call__(self, field: str, text: str) -> str:
@@ -52,7 +56,7 @@ class Scrubber:
                 kinds = sorted({f.kind for f in findings})
                 raise InvalidInput(
                     f"{field}: holds what looks like {' and '.join(kinds)}; remove it and "
-                    "send again (this server refuses secrets rather than storing them; "
+                    "send again (this namespace refuses secrets rather than storing them; "
                     "nothing was stored)",
                     details={"field": field, "kinds": kinds},
                 )
@@ -64,27 +68,27 @@ class Scrubber:
     def optional(self, field: str, text: str | None) -> str | None:
         return None if text is None else self(field, text)
 
+    def quietly(self, text: str) -> str:
+        """For what the service writes itself (summaries a job made): redacted unless the
+        mode is off, never refused — there is no caller to tell."""
+        if self.mode == "off":
+            return text
+        cleaned, counts = self._redactor.redact(text)
+        self.counts.update(counts)
+        return cleaned
 
-def redact_quietly(settings: Settings, namespace: str, text: str) -> str:
-    """For what the service writes itself (summaries a job made): redacted unless the
-    namespace's mode is off, never refused — there is no caller to tell."""
-    if mode_for(settings, namespace) == "off":
-        return text
-    return redactor_for(settings).redact(text)[0]
-
-
-def scrub_claims(
-    settings: Settings, namespace: str, claims: Sequence[tuple[str, str]]
-) -> tuple[list[tuple[str, str]], list[dict[str, int]]]:
-    """(key, value) pairs of a batch cleaned, and what was redacted from each (or 422 in
-    reject mode, naming the item)."""
-    cleaned: list[tuple[str, str]] = []
-    counts: list[dict[str, int]] = []
-    for i, (key, value) in enumerate(claims):
-        scrub = Scrubber(settings, namespace)
-        cleaned.append((scrub(f"memories[{i}].key", key), scrub(f"memories[{i}].value", value)))
-        counts.append(dict(scrub.counts))
-    return cleaned, counts
+    def claims(
+        self, claims: Sequence[tuple[str, str]]
+    ) -> tuple[list[tuple[str, str]], list[dict[str, int]]]:
+        """(key, value) pairs of a batch cleaned, and what was redacted from each (or 422
+        in reject mode, naming the item)."""
+        cleaned: list[tuple[str, str]] = []
+        counts: list[dict[str, int]] = []
+        for i, (key, value) in enumerate(claims):
+            before = Counter(self.counts)
+            cleaned.append((self(f"memories[{i}].key", key), self(f"memories[{i}].value", value)))
+            counts.append(dict(self.counts - before))
+        return cleaned, counts
 
 
 class RedactingEmbedder:
@@ -127,12 +131,38 @@ class RedactingLLM:
         await self._inner.aclose()
 
 
+class RedactingReranker:
+    """Redacts the query and every text before they go to a remote rerank endpoint."""
+
+    def __init__(self, inner: Reranker, redact: Redactor) -> None:
+        self._inner = inner
+        self._redact = redact
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    async def rerank(self, query: str, texts: list[str]) -> list[float]:
+        return await self._inner.rerank(
+            self._redact.redact(query)[0], [self._redact.redact(t)[0] for t in texts]
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 def guard_embedder(settings: Settings, embedder: Embedder) -> Embedder:
     return (
         embedder
         if settings.redaction == "off"
         else RedactingEmbedder(embedder, redactor_for(settings))
     )
+
+
+def guard_reranker(settings: Settings, reranker: Reranker | None) -> Reranker | None:
+    if reranker is None or settings.redaction == "off":
+        return reranker
+    return RedactingReranker(reranker, redactor_for(settings))
 
 
 def guard_llm(settings: Settings, llm: LLM | None) -> LLM | None:

@@ -34,7 +34,7 @@ async def export_namespace(
     core: CoreDep,
     sessions: Annotated[bool, Query(description="Also export working-memory sessions.")] = False,
 ) -> StreamingResponse:
-    """The namespace as JSON lines (format `hindsight-export`, version 1): a header, every
+    """The namespace as JSON lines (format `hindsight-export`, version 2): a header, every
     memory with its history, optionally the sessions with their steps, and an `end` line
     with the counts. `hindsight import FILE --namespace NEW` restores it. Admin only."""
     return StreamingResponse(
