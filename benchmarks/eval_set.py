@@ -11,6 +11,7 @@ class Question:
     text: str
     kind: str
     gold: list[str]  # keys of the memories that answer it
+    asked_at: str | None = None  # when it is asked in the set's timeline (ISO 8601)
 
 
 @dataclass
@@ -20,6 +21,8 @@ class Dataset:
     # supersedes the earlier one
     observations: list[tuple[str, str, str, str]] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
+    # (namespace, key) -> when the memory's thing happened (ISO 8601), for sets with dates
+    occurred: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def final(self) -> dict[str, dict[str, str]]:
         """Each namespace's memories as they stand after every observation: key -> value."""

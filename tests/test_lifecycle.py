@@ -315,9 +315,7 @@ def test_retroactive_merge_never_archives_a_permanent_memory(
         {"key": "user.pet_dog", "value": "has a dog named Rex", "permanent": True},
     )
     _, moves = run_pass(make_settings(dedup_threshold=0.8), url, namespace=api.ns)
-    assert [(m.key, m.action) for m in moves if m.rule == "merge"] == [
-        ("user.home_town", "merged")
-    ]
+    assert [(m.key, m.action) for m in moves if m.rule == "merge"] == [("user.home_town", "merged")]
     assert statuses(api, kept["id"], twin["id"], pinned["id"], pinned_twin["id"]) == [
         "active",
         "archived",

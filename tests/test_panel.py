@@ -212,9 +212,7 @@ def test_actions_follow_the_keys_role(page: Any, api: Api, migrated: str) -> Non
     shot(page, "memory-writer")
 
 
-def test_review_approves_and_rejects_quarantined_claims(
-    page: Any, api: Api, migrated: str
-) -> None:
+def test_review_approves_and_rejects_quarantined_claims(page: Any, api: Api, migrated: str) -> None:
     from playwright.sync_api import expect
 
     (held,) = api.observe({"key": "user.employer", "value": "works at Initech", "source": "web"})

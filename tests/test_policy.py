@@ -68,6 +68,7 @@ def test_policy_weights_change_recall_scores(api: Api) -> None:
     after = {r["key"]: r for r in api.recall("blue bicycle", k=2)["results"]}
     assert after["a"]["components"]["importance_factor"] == 1.0
     assert after["b"]["components"]["importance_factor"] == 0.5
+
     # the first recall may already have raised b's access count: compare without that term
     def unboosted(hit: dict[str, Any]) -> float:
         return float(hit["score"]) / float(hit["components"]["access_boost"])

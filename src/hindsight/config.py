@@ -93,6 +93,27 @@ class Settings(BaseSettings):
         default=True, description="Keep model embeddings by content hash (not for builtin)."
     )
 
+    # --- reranking (optional) ----------------------------------------------------------
+    rerank_provider: Literal["none", "tei", "cohere", "jina", "local"] = Field(
+        default="none",
+        description="Rerank recall's top candidates: a TEI, Cohere or Jina protocol "
+        "endpoint, or a local sentence-transformers cross-encoder (none: off).",
+    )
+    rerank_url: str | None = Field(
+        default=None, description="The rerank endpoint's base URL (or its full /rerank URL)."
+    )
+    rerank_model: str | None = Field(
+        default=None, description="Model name sent to the endpoint; for local, a directory."
+    )
+    rerank_api_key: SecretStr | None = None
+    rerank_candidates: int = Field(
+        default=20, ge=1, le=100, description="Top ranked candidates reranked (at least k)."
+    )
+    rerank_weight: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Share of the reranker in relevance."
+    )
+    rerank_timeout_seconds: float = Field(default=5.0, gt=0, le=120)
+
     # --- LLM (consolidation, extraction) -----------------------------------------------
     llm_base_url: str | None = None
     llm_model: str | None = None
@@ -136,6 +157,25 @@ class Settings(BaseSettings):
     )
     keyword_weight: float = Field(
         default=0.4, ge=0.0, le=1.0, description="Share of the keyword arm in fused relevance."
+    )
+    # --- time expressions in recall queries (the namespace policy's ranking overrides the weight)
+    resolve_time: bool = Field(
+        default=True, description="Default `resolve_time` of a recall: read time expressions."
+    )
+    time_weight: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="Weight w of a resolved time window: memories outside it score × (1 − w).",
+    )
+    time_strip_query: bool = Field(
+        default=False, description="Search with the time expression cut out of the query."
+    )
+    time_window_candidates: int = Field(
+        default=20,
+        ge=0,
+        le=1000,
+        description="Extra candidates per arm from inside a resolved time window (0: none).",
     )
     recall_hops: int = Field(
         default=1, ge=1, le=2, description="Default hops per recall (2: follow the best hit)."
@@ -231,6 +271,9 @@ class Settings(BaseSettings):
         "llm_base_url",
         "llm_model",
         "llm_api_key",
+        "rerank_url",
+        "rerank_model",
+        "rerank_api_key",
         mode="before",
     )
     @classmethod
@@ -267,7 +310,24 @@ class Settings(BaseSettings):
                 "HINDSIGHT_LLM_BASE_URL is set but HINDSIGHT_LLM_MODEL is not: "
                 "name the chat model the endpoint serves"
             )
+        self._check_rerank()
         return self
+
+    def _check_rerank(self) -> None:
+        provider = self.rerank_provider
+        if provider in ("tei", "cohere", "jina") and not self.rerank_url:
+            raise ValueError(
+                f"HINDSIGHT_RERANK_PROVIDER={provider} needs HINDSIGHT_RERANK_URL: the base "
+                "URL of the rerank endpoint (e.g. http://tei:8080, https://api.cohere.com)"
+            )
+        if provider in ("cohere", "local") and not self.rerank_model:
+            what = {
+                "cohere": "the rerank model to ask the endpoint for",
+                "local": "a cross-encoder directory, or a model in the Hugging Face cache",
+            }[provider]
+            raise ValueError(
+                f"HINDSIGHT_RERANK_PROVIDER={provider} needs HINDSIGHT_RERANK_MODEL: {what}"
+            )
 
     @property
     def resolved_embedding_provider(self) -> str:

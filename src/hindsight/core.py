@@ -18,6 +18,7 @@ from hindsight.embeddings.cache import CachedEmbedder
 from hindsight.errors import ConfigurationError
 from hindsight.llm import LLM, create_llm
 from hindsight.maintenance.jobs import MaintenanceLoop
+from hindsight.rerank import Reranker, create_reranker
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.auth import Authenticator, KeyService
 from hindsight.services.consolidation import ConsolidationService, JobWorker
@@ -30,7 +31,7 @@ from hindsight.services.lifecycle import LifecycleService
 from hindsight.services.memory import MemoryService
 from hindsight.services.policy import PolicyService
 from hindsight.services.recall import RecallService
-from hindsight.services.redaction import guard_embedder, guard_llm
+from hindsight.services.redaction import guard_embedder, guard_llm, guard_reranker
 from hindsight.services.search_indexes import IndexKeeper
 from hindsight.services.sessions import SessionService
 from hindsight.stores.hot_steps import HotSteps
@@ -64,6 +65,7 @@ class Hindsight:
     extraction: ExtractionService
     erasure: ErasureService
     exports: ExportService
+    reranker: Reranker | None = None
 
     async def aclose(self) -> None:
         if self.worker is not None:
@@ -73,6 +75,8 @@ class Hindsight:
         if self.indexes is not None:
             await self.indexes.aclose()
         await self.recorder.aclose()
+        if self.reranker is not None:
+            await self.reranker.aclose()
         if self.llm is not None:
             await self.llm.aclose()
         await self.hot.aclose()
@@ -98,6 +102,10 @@ async def start(
             f"the database schema is at revision {current or 'none'} but this version needs "
             f"{head}: run `hindsight db upgrade` (or start with HINDSIGHT_AUTO_MIGRATE=true)"
         )
+    # before anything connects: a reranker that cannot load stops start-up at once
+    reranker = create_reranker(settings)
+    if settings.rerank_provider != "local":  # text leaves the process: redact it first
+        reranker = guard_reranker(settings, reranker)
     embedder: Embedder = await create_embedder(settings)
     pool = await open_pool(settings, database_url)
     try:
@@ -125,7 +133,14 @@ async def start(
         settings, pool, embedder, recorder=recorder, reads=reads, policies=policies
     )
     recall = RecallService(
-        settings, pool, search_pool, embedder, recorder, policies=policies, reads=reads
+        settings,
+        pool,
+        search_pool,
+        embedder,
+        recorder,
+        policies=policies,
+        reads=reads,
+        reranker=reranker,
     )
     distiller = Distiller(llm, recall) if llm is not None else None
     consolidation = ConsolidationService(settings, pool, memories, hot, llm, distiller)
@@ -166,11 +181,12 @@ async def start(
         policies=policies,
         lifecycle=lifecycle,
         feedback=FeedbackService(pool, recorder),
-        sessions=SessionService(settings, pool, hot, consolidation),
+        sessions=SessionService(settings, pool, hot, consolidation, policies),
         consolidation=consolidation,
         extraction=ExtractionService(settings, memories, llm, distiller),
         erasure=ErasureService(pool, hot, recorder, reads=reads),
-        exports=ExportService(pool, embedder),
+        exports=ExportService(pool, embedder, policies),
+        reranker=reranker,
     )
 
 

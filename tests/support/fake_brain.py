@@ -6,18 +6,34 @@ Distillation: every "my <thing> is <value>" in the conversation becomes the memo
 become a greeting memory and "trivia:" lines a low-importance one, so the service's own
 filters can be seen dropping them. "<type> <key>: <value>" lines (type event, summary or
 any other word) become a memory of that type as the model names it, so the service's own
-handling of types can be seen. Summaries: "summary of step N".
+handling of types can be seen; its occurred_at is a date written in the value
+(YYYY-MM-DD), else "yesterday" before the message's "at" (or the reference time), else the
+message's "at" itself when there is one. Summaries: "summary of step N".
 """
 
 from __future__ import annotations
 
 import json
 import re
+from datetime import datetime, timedelta
 from typing import Any
 
 _FACT = re.compile(r"my ([a-z][a-z ]*?) is ([^.!?\n]+)", re.IGNORECASE)
 _PLANT = re.compile(r"remember ([a-z][a-z_.]*) = ([^.!?\n]+)", re.IGNORECASE)
 _TYPED = re.compile(r"^(event|summary|anecdote) ([a-z][a-z_.]*): (.+)$", re.IGNORECASE)
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_NOW = re.compile(r"Reference time \(now\): (\S+)")
+
+
+def _when(value: str, message: dict[str, Any], text: str) -> str | None:
+    """When a typed memory happened, as a careful model would read it."""
+    written = _DATE.search(value)
+    if written:
+        return written.group()
+    said = message.get("at") or (_NOW.search(text) or [None, None])[1]
+    if said and "yesterday" in value.lower():
+        return (datetime.fromisoformat(said) - timedelta(days=1)).date().isoformat()
+    return message.get("at")
 
 
 def _user_text(body: dict[str, Any]) -> str:
@@ -71,6 +87,7 @@ def distill(body: dict[str, Any]) -> str:
                     "memory_type": memory_type.lower(),
                     "importance": 0.8,
                     "from": [message["i"]],
+                    "occurred_at": _when(value, message, text),
                 }
             )
         if re.match(r"^(hello|hi|thanks)\b", content, re.IGNORECASE):

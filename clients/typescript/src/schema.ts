@@ -97,7 +97,8 @@ export interface paths {
          * List Memories
          * @description Memories in creation order. Follow `next_cursor` to visit every one exactly once.
          *     By default the live ones (active and cold); `status=archived` lists the archive and
-         *     `status=quarantined` the review queue.
+         *     `status=quarantined` the review queue. `occurred_after`/`occurred_before` bound when
+         *     they happened (occurred_at, else when they were recorded).
          */
         get: operations["list_memories_v1_namespaces__namespace__memories_get"];
         put?: never;
@@ -236,7 +237,8 @@ export interface paths {
         /**
          * Recall
          * @description The `k` best memories for `query`, best first, each with its score and the
-         *     components of it: score = relevance × confidence × (1 + α·ln(1 + access_count)).
+         *     components of it: score = relevance × confidence × (1 + α·ln(1 + access_count)), times
+         *     the lifecycle's factors and, when the query names a time ("last May"), the time factor.
          */
         post: operations["recall_v1_namespaces__namespace__recall_post"];
         delete?: never;
@@ -662,7 +664,7 @@ export interface paths {
         };
         /**
          * Export Namespace
-         * @description The namespace as JSON lines (format `hindsight-export`, version 1): a header, every
+         * @description The namespace as JSON lines (format `hindsight-export`, version 2): a header, every
          *     memory with its history, optionally the sessions with their steps, and an `end` line
          *     with the counts. `hindsight import FILE --namespace NEW` restores it. Admin only.
          */
@@ -717,7 +719,7 @@ export interface components {
             keyword: number;
             /**
              * Relevance
-             * @description Fusion of similarity and keyword.
+             * @description Fusion of similarity and keyword, with the reranker's share when one is set.
              */
             relevance: number;
             /** Confidence */
@@ -792,6 +794,31 @@ export interface components {
              * @description 1 − w + w·trust.
              */
             trust_factor?: number | null;
+            /**
+             * Rerank
+             * @description The reranker's score, 0..1 (only when a reranker is set).
+             */
+            rerank?: number | null;
+            /**
+             * Rerank Weight
+             * @description w in relevance = (1 − w)·relevance_before_rerank + w·rerank (HINDSIGHT_RERANK_WEIGHT).
+             */
+            rerank_weight?: number | null;
+            /**
+             * Relevance Before Rerank
+             * @description Fusion of similarity and keyword, before reranking.
+             */
+            relevance_before_rerank?: number | null;
+            /**
+             * Time
+             * @description When it occurred (else was created), if the query named a time.
+             */
+            time?: string | null;
+            /**
+             * Time Factor
+             * @description 1 inside the window, else 1 − w.
+             */
+            time_factor?: number | null;
         };
         /** ContextOut */
         ContextOut: {
@@ -909,6 +936,11 @@ export interface components {
             /** Tags */
             tags: string[];
             /**
+             * Occurred At
+             * @description When, as the model read it.
+             */
+            occurred_at?: string | null;
+            /**
              * Action
              * @description What the model proposed: new, reinforce or update.
              */
@@ -995,6 +1027,16 @@ export interface components {
              * @default 1000
              */
             limit?: number;
+            /**
+             * Occurred After
+             * @description Only those that occurred then or later (else: created).
+             */
+            occurred_after?: string | null;
+            /**
+             * Occurred Before
+             * @description Only those that occurred before this (else: created).
+             */
+            occurred_before?: string | null;
         };
         /** ForgetOut */
         ForgetOut: {
@@ -1221,6 +1263,11 @@ export interface components {
              * @description Or: expires this long from now.
              */
             ttl_seconds?: number | null;
+            /**
+             * Occurred At
+             * @description When the thing happened (ISO 8601 with a timezone), as opposed to when it was recorded. Unset: unknown; time filters and the time factor then use created_at.
+             */
+            occurred_at?: string | null;
         };
         /** MemoryOut */
         MemoryOut: {
@@ -1280,6 +1327,8 @@ export interface components {
             last_accessed: string | null;
             /** Expires At */
             expires_at?: string | null;
+            /** Occurred At */
+            occurred_at?: string | null;
         };
         /** MemoryPage */
         MemoryPage: {
@@ -1321,6 +1370,11 @@ export interface components {
             expires_at?: string | null;
             /** Ttl Seconds */
             ttl_seconds?: number | null;
+            /**
+             * Occurred At
+             * @description null: unknown.
+             */
+            occurred_at?: string | null;
         };
         /** Message */
         Message: {
@@ -1328,6 +1382,11 @@ export interface components {
             role: string;
             /** Content */
             content: string;
+            /**
+             * Occurred At
+             * @description When it was said (ISO 8601 with a timezone).
+             */
+            occurred_at?: string | null;
         };
         /** NamespaceStats */
         NamespaceStats: {
@@ -1472,6 +1531,7 @@ export interface components {
             ranking?: components["schemas"]["RankingPolicy"] | null;
             capacity?: components["schemas"]["CapacityPolicy"] | null;
             trust?: components["schemas"]["TrustPolicy"] | null;
+            redaction?: components["schemas"]["RedactionPolicy"] | null;
         };
         /** RankingPolicy */
         RankingPolicy: {
@@ -1496,6 +1556,11 @@ export interface components {
              * @description Weight w of the source's trust: factor 1 − w + w·trust (0: no effect).
              */
             trust_weight?: number | null;
+            /**
+             * Time Weight
+             * @description Weight w of a time window read from the query: memories that occurred outside it score × (1 − w) (0: no effect).
+             */
+            time_weight?: number | null;
         };
         /** RecallHit */
         RecallHit: {
@@ -1537,6 +1602,8 @@ export interface components {
              * Format: date-time
              */
             last_observed: string;
+            /** Occurred At */
+            occurred_at?: string | null;
             /** Score */
             score: number;
             components: components["schemas"]["Components"];
@@ -1598,6 +1665,26 @@ export interface components {
              * @description 2: also search with the best hit added to the query, for questions that need two memories (default HINDSIGHT_RECALL_HOPS).
              */
             hops?: number | null;
+            /**
+             * Occurred After
+             * @description Memories that occurred then or later (else: created).
+             */
+            occurred_after?: string | null;
+            /**
+             * Occurred Before
+             * @description Memories that occurred before this (else: created).
+             */
+            occurred_before?: string | null;
+            /**
+             * Reference Time
+             * @description When the question is asked: "last May" is read against it, in its timezone (default: now, UTC).
+             */
+            reference_time?: string | null;
+            /**
+             * Resolve Time
+             * @description Rank memories that occurred in the time the query names first (default HINDSIGHT_RESOLVE_TIME).
+             */
+            resolve_time?: boolean | null;
         };
         /** RecallLogOut */
         RecallLogOut: {
@@ -1652,6 +1739,31 @@ export interface components {
              * @description Set when the query could not be embedded (the embedding endpoint is down or failing): the results were ranked by keywords alone, and this says why.
              */
             vector_skipped?: string | null;
+            /**
+             * Rerank Skipped
+             * @description Set when a reranker is configured but failed or timed out: the results are ranked without it, and this says why.
+             */
+            rerank_skipped?: string | null;
+            /** @description The time the query named, if any: it ranked the results. */
+            time_window?: components["schemas"]["TimeWindowOut"] | null;
+        };
+        /** RedactionPolicy */
+        RedactionPolicy: {
+            /**
+             * Mode
+             * @description redact: secrets are replaced with [REDACTED:kind]; reject: a write holding one is refused (422, nothing stored); off: text is stored as sent.
+             */
+            mode?: ("redact" | "reject" | "off") | null;
+            /**
+             * Email
+             * @description Also treat e-mail addresses so.
+             */
+            email?: boolean | null;
+            /**
+             * Phone
+             * @description Also treat phone numbers so.
+             */
+            phone?: boolean | null;
         };
         /** Rejected */
         Rejected: {
@@ -1779,6 +1891,11 @@ export interface components {
              * @description Or the Idempotency-Key header: a retry returns the first step.
              */
             idempotency_key?: string | null;
+            /**
+             * Occurred At
+             * @description When the thing happened (ISO 8601 with a timezone), as opposed to when it was recorded. Unset: unknown; time filters and the time factor then use created_at.
+             */
+            occurred_at?: string | null;
         };
         /** StepOut */
         StepOut: {
@@ -1804,6 +1921,8 @@ export interface components {
              * Format: date-time
              */
             expires_at: string;
+            /** Occurred At */
+            occurred_at?: string | null;
             /**
              * Redactions
              * @description Secrets or personal data replaced with [REDACTED:kind], per kind.
@@ -1830,6 +1949,37 @@ export interface components {
             active?: number | null;
             /** Cold */
             cold?: number | null;
+        };
+        /** TimeWindowOut */
+        TimeWindowOut: {
+            /**
+             * Start
+             * Format: date-time
+             * @description The window's start (inclusive).
+             */
+            start: string;
+            /**
+             * End
+             * Format: date-time
+             * @description Its end (exclusive).
+             */
+            end: string;
+            /**
+             * Expression
+             * @description The words of the query it was read from.
+             */
+            expression: string;
+            /**
+             * Reference Time
+             * Format: date-time
+             * @description The time it was read against.
+             */
+            reference_time: string;
+            /**
+             * Searched Query
+             * @description The query the search arms were given.
+             */
+            searched_query: string;
         };
         /** TrustPolicy */
         TrustPolicy: {
@@ -2006,6 +2156,8 @@ export interface operations {
                 key?: string | null;
                 key_prefix?: string | null;
                 status?: ("active" | "cold" | "archived" | "quarantined" | "all") | null;
+                occurred_after?: string | null;
+                occurred_before?: string | null;
             };
             header?: never;
             path: {

@@ -55,6 +55,10 @@ def _describe(error: dict[str, Any]) -> str:
         message = "unknown field; check its spelling against /docs"
     if error.get("type") == "missing":
         message = "required"
+    if error.get("type") == "timezone_aware":
+        message = (
+            "needs a timezone: add one, e.g. 2024-05-03T14:00:00Z or 2024-05-03T14:00:00+02:00"
+        )
     return f"{field_path(error.get('loc', ()))}: {message}"
 
 

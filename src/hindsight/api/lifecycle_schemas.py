@@ -32,5 +32,3 @@ class FeedbackOut(BaseModel):
     recall_id: uuid.UUID
     recorded: int = Field(description="Verdicts stored now (a repeated one counts once).")
     memories: list[FeedbackMemory]
-
-

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from hindsight import limits
+from hindsight.api.time_schemas import OccurredAt, TimeWindowOut, UtcTime
 from hindsight.api.validation import (
     IdempotencyKey,
     Key,
@@ -85,6 +86,7 @@ class MemoryIn(Strict):
     ttl_seconds: int | None = Field(
         default=None, ge=1, le=MEMORY_TTL_MAX_SECONDS, description="Or: expires this long from now."
     )
+    occurred_at: OccurredAt = None
 
     @model_validator(mode="after")
     def _one_expiry(self) -> MemoryIn:
@@ -106,6 +108,7 @@ class MemoryIn(Strict):
             verified=self.verified,
             permanent=self.permanent,
             expires_at=expiry(self.expires_at, self.ttl_seconds),
+            occurred_at=self.occurred_at,
         )
 
 
@@ -181,6 +184,7 @@ class MemoryOut(BaseModel):
     last_observed: datetime
     last_accessed: datetime | None
     expires_at: datetime | None = None
+    occurred_at: datetime | None = None
 
 
 class MemoryPage(BaseModel):
@@ -202,13 +206,14 @@ class MemoryPatch(Strict):
     status: SettableStatus | None = None
     expires_at: AwareDatetime | None = Field(default=None, description="null: never expires.")
     ttl_seconds: int | None = Field(default=None, ge=1, le=MEMORY_TTL_MAX_SECONDS)
+    occurred_at: OccurredAt = Field(default=None, description="null: unknown.")
 
     @model_validator(mode="after")
     def _something(self) -> MemoryPatch:
         if not self.model_fields_set:
             raise ValueError("nothing to change: send at least one field")
         for name in self.model_fields_set:
-            if getattr(self, name) is None and name not in ("source", "expires_at"):
+            if getattr(self, name) is None and name not in ("source", "expires_at", "occurred_at"):
                 raise ValueError(f"{name}: may not be null")
         check_expiry(self.expires_at, self.ttl_seconds)
         return self
@@ -242,6 +247,12 @@ class ForgetIn(Strict):
     )
     dry_run: bool = Field(default=False, description="Only list what would be forgotten.")
     limit: int = Field(default=1000, ge=1, le=limits.FORGET_LIMIT_MAX)
+    occurred_after: UtcTime = Field(
+        default=None, description="Only those that occurred then or later (else: created)."
+    )
+    occurred_before: UtcTime = Field(
+        default=None, description="Only those that occurred before this (else: created)."
+    )
 
 
 class ForgetOut(BaseModel):
@@ -313,12 +324,30 @@ class RecallIn(Strict):
         description="2: also search with the best hit added to the query, for questions "
         "that need two memories (default HINDSIGHT_RECALL_HOPS).",
     )
+    occurred_after: UtcTime = Field(
+        default=None, description="Memories that occurred then or later (else: created)."
+    )
+    occurred_before: UtcTime = Field(
+        default=None, description="Memories that occurred before this (else: created)."
+    )
+    reference_time: AwareDatetime | None = Field(
+        default=None,
+        description='When the question is asked: "last May" is read against it, in its '
+        "timezone (default: now, UTC).",
+    )
+    resolve_time: bool | None = Field(
+        default=None,
+        description="Rank memories that occurred in the time the query names first "
+        "(default HINDSIGHT_RESOLVE_TIME).",
+    )
 
 
 class Components(BaseModel):
     similarity: float = Field(description="Cosine similarity of query and memory.")
     keyword: float = Field(description="BM25 keyword match, 0..1 of the query's IDF mass.")
-    relevance: float = Field(description="Fusion of similarity and keyword.")
+    relevance: float = Field(
+        description="Fusion of similarity and keyword, with the reranker's share when one is set."
+    )
     confidence: float
     access_count: int = Field(description="Access count the score used (before this recall).")
     access_boost: float = Field(description="1 + α·ln(1 + access_count), at most access_boost_max.")
@@ -343,6 +372,21 @@ class Components(BaseModel):
     importance_factor: float | None = Field(default=None, description="1 − w + w·importance.")
     trust: float | None = Field(default=None, description="The policy's trust of the source.")
     trust_factor: float | None = Field(default=None, description="1 − w + w·trust.")
+    rerank: float | None = Field(
+        default=None, description="The reranker's score, 0..1 (only when a reranker is set)."
+    )
+    rerank_weight: float | None = Field(
+        default=None,
+        description="w in relevance = (1 − w)·relevance_before_rerank + w·rerank "
+        "(HINDSIGHT_RERANK_WEIGHT).",
+    )
+    relevance_before_rerank: float | None = Field(
+        default=None, description="Fusion of similarity and keyword, before reranking."
+    )
+    time: datetime | None = Field(
+        default=None, description="When it occurred (else was created), if the query named a time."
+    )
+    time_factor: float | None = Field(default=None, description="1 inside the window, else 1 − w.")
 
 
 class RecallHit(BaseModel):
@@ -359,6 +403,7 @@ class RecallHit(BaseModel):
     source: str | None
     created_at: datetime
     last_observed: datetime
+    occurred_at: datetime | None = None
     score: float
     components: Components
 
@@ -370,6 +415,14 @@ class RecallOut(BaseModel):
         default=None,
         description="Set when the query could not be embedded (the embedding endpoint is "
         "down or failing): the results were ranked by keywords alone, and this says why.",
+    )
+    rerank_skipped: str | None = Field(
+        default=None,
+        description="Set when a reranker is configured but failed or timed out: the "
+        "results are ranked without it, and this says why.",
+    )
+    time_window: TimeWindowOut | None = Field(
+        default=None, description="The time the query named, if any: it ranked the results."
     )
 
 
@@ -396,6 +449,7 @@ class StepIn(Strict):
     idempotency_key: IdempotencyKey | None = Field(
         default=None, description="Or the Idempotency-Key header: a retry returns the first step."
     )
+    occurred_at: OccurredAt = None
 
 
 class StepOut(BaseModel):
@@ -407,6 +461,7 @@ class StepOut(BaseModel):
     metadata: StoredJson
     created_at: datetime
     expires_at: datetime
+    occurred_at: datetime | None = None
     redactions: dict[str, int] = Field(
         default_factory=dict,
         description="Secrets or personal data replaced with [REDACTED:kind], per kind.",
@@ -460,6 +515,10 @@ class SessionDeleted(BaseModel):
 class Message(Strict):
     role: Role
     content: StepContent
+    # kept in the client's timezone: "yesterday" means its day, not UTC's
+    occurred_at: AwareDatetime | None = Field(
+        default=None, description="When it was said (ISO 8601 with a timezone)."
+    )
 
 
 class ExtractIn(Strict):
@@ -481,6 +540,7 @@ class Extracted(BaseModel):
     memory_type: str
     importance: float
     tags: list[str]
+    occurred_at: datetime | None = Field(default=None, description="When, as the model read it.")
     action: str = Field(description="What the model proposed: new, reinforce or update.")
     result: ObserveResult | None = Field(
         default=None, description="What observing it did (absent on a dry run)."

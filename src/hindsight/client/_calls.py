@@ -6,6 +6,7 @@ send twice. The clients only differ in how they send it.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -52,6 +53,9 @@ class MemoryFields(TypedDict, total=False):
     permanent: bool
     expires_at: str | None  # ISO 8601 with a timezone; None (in an update): never expires
     ttl_seconds: int
+    # when it happened: an aware datetime or ISO 8601 with a timezone; None (in an update):
+    # unknown
+    occurred_at: datetime | str | None
 
 
 class MemoryChanges(MemoryFields, total=False):
@@ -74,6 +78,10 @@ class RecallOptions(TypedDict, total=False):
     fusion: Literal["linear", "rrf"]
     keyword_weight: float
     hops: int
+    occurred_after: datetime | str
+    occurred_before: datetime | str
+    reference_time: datetime | str  # when the question is asked ("last May" is read against it)
+    resolve_time: bool
 
 
 class ListFilters(TypedDict, total=False):
@@ -83,6 +91,8 @@ class ListFilters(TypedDict, total=False):
     key: str
     key_prefix: str
     status: Literal["active", "cold", "archived", "quarantined", "all"]
+    occurred_after: datetime
+    occurred_before: datetime
 
 
 class StepFields(TypedDict, total=False):
@@ -91,6 +101,7 @@ class StepFields(TypedDict, total=False):
     metadata: dict[str, Any]
     ttl_seconds: int
     idempotency_key: str
+    occurred_at: datetime | str
 
 
 class ForgetPolicy(TypedDict, total=False):
@@ -101,6 +112,8 @@ class ForgetPolicy(TypedDict, total=False):
     action: Literal["archive", "delete"]
     dry_run: bool
     limit: int
+    occurred_after: datetime
+    occurred_before: datetime
 
 
 @dataclass(frozen=True)
@@ -114,6 +127,8 @@ class Call:
     # Safe to send again when the outcome is unknown (a timeout after sending): reads,
     # recall, and writes that carry an idempotency key.
     idempotent: bool = False
+    # the answer is JSON lines, not one JSON document: `parse` gets the text
+    lines: bool = False
 
 
 def _ns(namespace: str) -> str:
@@ -152,14 +167,14 @@ def _nothing(_: Any) -> None:
 
 
 def observe(namespace: str, key: str, value: str, fields: MemoryFields) -> Call:
-    body = {"key": key, "value": value, **fields}
+    body = _json({"key": key, "value": value, **fields})
     return Call("POST", f"{_ns(namespace)}/memories", _model(schemas.ObserveResult), json=body)
 
 
 def observe_many(
     namespace: str, memories: Iterable[Mapping[str, Any]], *, dedup: bool = True
 ) -> Call:
-    body: dict[str, Any] = {"memories": [dict(m) for m in memories]}
+    body: dict[str, Any] = {"memories": [_json(dict(m)) for m in memories]}
     if not dedup:
         body["dedup"] = False
     return Call(
@@ -199,7 +214,7 @@ def get(namespace: str, memory_id: str) -> Call:
 
 
 def list_page(namespace: str, limit: int, cursor: str | None, filters: ListFilters) -> Call:
-    params: dict[str, Any] = {"limit": limit, **filters}
+    params: dict[str, Any] = _json({"limit": limit, **filters})
     if cursor:
         params["cursor"] = cursor
     return Call(
@@ -216,7 +231,7 @@ def update(namespace: str, memory_id: str, changes: MemoryChanges) -> Call:
         "PATCH",
         f"{_ns(namespace)}/memories/{_id(memory_id)}",
         _model(schemas.MemoryOut),
-        json=dict(changes),
+        json=_json(dict(changes)),
         idempotent=True,
     )
 
@@ -267,20 +282,20 @@ def forget(namespace: str, policy: ForgetPolicy) -> Call:
         "POST",
         f"{_ns(namespace)}/memories:forget",
         _model(schemas.ForgetOut),
-        json=dict(policy),
+        json=_json(dict(policy)),
         idempotent=bool(policy.get("dry_run")),
     )
 
 
 def extract(
     namespace: str,
-    messages: Iterable[Mapping[str, str]],
+    messages: Iterable[Mapping[str, Any]],
     *,
     dry_run: bool,
     min_importance: float | None,
     source: str | None,
 ) -> Call:
-    body: dict[str, Any] = {"messages": [dict(m) for m in messages], "dry_run": dry_run}
+    body: dict[str, Any] = {"messages": [_json(dict(m)) for m in messages], "dry_run": dry_run}
     if min_importance is not None:
         body["min_importance"] = min_importance
     if source is not None:
@@ -297,7 +312,7 @@ def extract(
 def append(namespace: str, session_id: str, content: str, fields: StepFields) -> Call:
     # Every append carries an idempotency key (one is made up if the caller gave none), so
     # a retry after a timeout can never add the step twice.
-    body = {"content": content, **fields}
+    body = _json({"content": content, **fields})
     body.setdefault("idempotency_key", "sdk-" + "".join(random.choices("0123456789abcdef", k=32)))
     return Call(
         "POST",
@@ -370,6 +385,40 @@ def whoami() -> Call:
     return Call("GET", "/v1/whoami", _model(schemas.Whoami), idempotent=True)
 
 
+# --- a namespace as a whole ---
+
+
+def _as_is(body: Any) -> Any:
+    return body
+
+
+def policy(namespace: str) -> Call:
+    return Call("GET", f"{_ns(namespace)}/policy", _as_is, idempotent=True)
+
+
+def set_policy(namespace: str, document: Mapping[str, Any]) -> Call:
+    return Call("PUT", f"{_ns(namespace)}/policy", _as_is, json=dict(document), idempotent=True)
+
+
+def erase_namespace(namespace: str) -> Call:
+    return Call("DELETE", _ns(namespace), _model(schemas.EraseReceipt))
+
+
+def _json_lines(text: str | None) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (text or "").splitlines() if line.strip()]
+
+
+def export(namespace: str, sessions: bool) -> Call:
+    return Call(
+        "GET",
+        f"{_ns(namespace)}:export",
+        _json_lines,
+        params={"sessions": str(sessions).lower()},
+        idempotent=True,
+        lines=True,
+    )
+
+
 # --- sending policy ----------------------------------------------------------------------
 
 
@@ -413,4 +462,4 @@ def result(call: Call, response: httpx.Response) -> Any:
         raise error_from(response)
     if response.status_code == 204 or not response.content:
         return call.parse(None)
-    return call.parse(response.json())
+    return call.parse(response.text if call.lines else response.json())

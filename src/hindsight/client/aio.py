@@ -176,7 +176,7 @@ class AsyncHindsight:
     async def extract(
         self,
         namespace: str,
-        messages: Iterable[Mapping[str, str]],
+        messages: Iterable[Mapping[str, Any]],
         *,
         dry_run: bool = False,
         min_importance: float | None = None,
@@ -251,6 +251,27 @@ class AsyncHindsight:
 
     async def whoami(self) -> schemas.Whoami:
         result: schemas.Whoami = await self._run(c.whoami())
+        return result
+
+    # --- a namespace as a whole ---
+    async def policy(self, namespace: str) -> dict[str, Any]:
+        """The namespace's policy document, every field filled in (defaults included)."""
+        result: dict[str, Any] = await self._run(c.policy(namespace))
+        return result
+
+    async def set_policy(self, namespace: str, document: Mapping[str, Any]) -> dict[str, Any]:
+        """Replace the namespace's own policy fields (curator); answers the result."""
+        result: dict[str, Any] = await self._run(c.set_policy(namespace, document))
+        return result
+
+    async def erase_namespace(self, namespace: str) -> schemas.EraseReceipt:
+        """Erase every row and Redis key of the namespace; the receipt counts what went."""
+        result: schemas.EraseReceipt = await self._run(c.erase_namespace(namespace))
+        return result
+
+    async def export(self, namespace: str, *, sessions: bool = False) -> list[dict[str, Any]]:
+        """The namespace's export (format hindsight-export v2), one dict per line."""
+        result: list[dict[str, Any]] = await self._run(c.export(namespace, sessions))
         return result
 
     # --- lifecycle ---

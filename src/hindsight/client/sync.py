@@ -172,7 +172,7 @@ class Hindsight:
     def extract(
         self,
         namespace: str,
-        messages: Iterable[Mapping[str, str]],
+        messages: Iterable[Mapping[str, Any]],
         *,
         dry_run: bool = False,
         min_importance: float | None = None,
@@ -243,6 +243,27 @@ class Hindsight:
 
     def whoami(self) -> schemas.Whoami:
         result: schemas.Whoami = self._run(c.whoami())
+        return result
+
+    # --- a namespace as a whole ---
+    def policy(self, namespace: str) -> dict[str, Any]:
+        """The namespace's policy document, every field filled in (defaults included)."""
+        result: dict[str, Any] = self._run(c.policy(namespace))
+        return result
+
+    def set_policy(self, namespace: str, document: Mapping[str, Any]) -> dict[str, Any]:
+        """Replace the namespace's own policy fields (curator); answers the result."""
+        result: dict[str, Any] = self._run(c.set_policy(namespace, document))
+        return result
+
+    def erase_namespace(self, namespace: str) -> schemas.EraseReceipt:
+        """Erase every row and Redis key of the namespace; the receipt counts what went."""
+        result: schemas.EraseReceipt = self._run(c.erase_namespace(namespace))
+        return result
+
+    def export(self, namespace: str, *, sessions: bool = False) -> list[dict[str, Any]]:
+        """The namespace's export (format hindsight-export v2), one dict per line."""
+        result: list[dict[str, Any]] = self._run(c.export(namespace, sessions))
         return result
 
     # --- lifecycle ---

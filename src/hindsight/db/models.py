@@ -16,6 +16,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     Column,
+    Computed,
     DateTime,
     Float,
     ForeignKeyConstraint,
@@ -171,26 +172,54 @@ long_term_memory = Table(
         nullable=True,
         default=False,
     ),
+    _timestamp(
+        "occurred_at",
+        "When the thing the claim describes happened (set by the client or by extraction), "
+        "as opposed to created_at, when it was recorded; null: unknown, and recall's time "
+        "filters and time factor use created_at instead.",
+        nullable=True,
+        default=False,
+    ),
+    # The partial indexes name these, never `status`: a column that an index names makes
+    # every change of it a non-HOT update, which re-inserts the row into both HNSW indexes
+    # (migration 0020). Cooling and warming change `status` but neither of these.
+    Column(
+        "live",
+        Boolean,
+        Computed(_in("status", LIVE_STATUSES), persisted=True),
+        nullable=False,
+        comment="status is active or cold (computed): the row holds its key and is recalled.",
+    ),
+    Column(
+        "quarantined",
+        Boolean,
+        Computed("status = 'quarantined'", persisted=True),
+        nullable=False,
+        comment="status is quarantined (computed): the row waits for a curator's review.",
+    ),
     CheckConstraint(_in("memory_type", MEMORY_TYPES), name="memory_type"),
     CheckConstraint(_in("status", MEMORY_STATUSES), name="status"),
     CheckConstraint("confidence >= 0 AND confidence <= 1", name="confidence_range"),
     CheckConstraint("importance >= 0 AND importance <= 1", name="importance_range"),
     PrimaryKeyConstraint("namespace", "id", name="pk_long_term_memory"),
     comment="Long-term memory: one row per key/value claim with confidence and access counts.",
+    # room on every page for one more version of a row (~1.3 kB, 1.5 kB at most), so that
+    # a tier move can stay on its page (a HOT update)
+    postgresql_with={"fillfactor": 80},
 )
 Index(
     "uq_long_term_memory_active_key",
     long_term_memory.c.namespace,
     long_term_memory.c.mem_key,
     unique=True,
-    postgresql_where=text("status IN ('active', 'cold')"),
+    postgresql_where=text("live"),
 )
 # the review queue, and the claims waiting on a key (observe checks them for a release)
 Index(
     "ix_long_term_memory_quarantined_key",
     long_term_memory.c.namespace,
     long_term_memory.c.mem_key,
-    postgresql_where=text("status = 'quarantined'"),
+    postgresql_where=text("quarantined"),
 )
 Index(
     "ix_long_term_memory_expires_at",
@@ -426,6 +455,13 @@ working_memory = Table(
     _timestamp(
         "expires_at",
         "Expiry shared by all steps of the session; never returned after it.",
+        default=False,
+    ),
+    _timestamp(
+        "occurred_at",
+        "When the step's event happened, if the client said (e.g. a replayed conversation); "
+        "null: when it was appended (created_at).",
+        nullable=True,
         default=False,
     ),
     ForeignKeyConstraint(

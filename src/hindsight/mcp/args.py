@@ -224,10 +224,42 @@ Messages = Annotated[
                         "minLength": 1,
                         "maxLength": limits.STEP_CONTENT_MAX_CHARS,
                     },
+                    "occurred_at": {
+                        "type": "string",
+                        "format": "date-time",
+                        "description": "When it was said (ISO 8601 with a timezone), so "
+                        "that 'yesterday' in it can be dated.",
+                    },
                 },
             },
             "description": "The conversation, oldest first, as role/content messages.",
         }
+    ),
+]
+
+
+def _time(description: str) -> Any:
+    return _optional({"type": "string", "format": "date-time", "description": description})
+
+
+OccurredAt = Annotated[
+    str | None,
+    _time(
+        "When the thing happened (not when you store it), ISO 8601 with a timezone, e.g. "
+        "2024-05-03T14:00:00Z. Leave out when unknown."
+    ),
+]
+OccurredAfter = Annotated[
+    str | None, _time("Only memories that happened at or after this (ISO 8601, with a timezone).")
+]
+OccurredBefore = Annotated[
+    str | None, _time("Only memories that happened before this (ISO 8601, with a timezone).")
+]
+ReferenceTime = Annotated[
+    str | None,
+    _time(
+        "When the question is asked (ISO 8601 with a timezone; default now): words like "
+        '"last May" or "two weeks ago" in the query are read against it.'
     ),
 ]
 Days = Annotated[

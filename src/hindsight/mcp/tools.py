@@ -8,21 +8,18 @@ Over HTTP (`/mcp` in the app) the REST call goes to the app in-process; over std
 from __future__ import annotations
 
 import time
-import uuid
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel
 
 from hindsight import __version__
-from hindsight.client import APIError, AsyncHindsight, TransportError
-from hindsight.mcp import args
-
-T = TypeVar("T")
+from hindsight.client import AsyncHindsight
+from hindsight.mcp import args, governance
+from hindsight.mcp.results import checked_id, dump, given, rest
 
 INSTRUCTIONS = """Hindsight is your memory.
 - Long-term memory holds claims as key/value pairs (user.favorite_color = blue) with a
@@ -77,7 +74,7 @@ class Namespaces:
         now = time.monotonic()
         cached = self._cache.get(who)
         if cached is None or cached[0] < now:
-            me = await _call(client.whoami())
+            me = await rest(client.whoami())
             scope = None if me.is_admin else me.namespaces
             cached = (now + 30, scope)
             self._cache[who] = cached
@@ -92,40 +89,6 @@ class Namespaces:
             + ("every namespace" if scope is None else f"several namespaces ({', '.join(scope)})")
             + "; pass namespace=..."
         )
-
-
-def _memory_id(value: str) -> str:
-    """A memory id as it goes into a URL: a UUID, never a path (`../sessions/x`)."""
-    try:
-        return str(uuid.UUID(value))
-    except ValueError:
-        raise ToolError(
-            f"memory_id: {value[:80]!r} is not a memory id; pass the `id` (a UUID) that "
-            "memory_store or memory_search returned"
-        ) from None
-
-
-async def _call(awaitable: Awaitable[T]) -> T:
-    """REST errors become tool errors with the same message; the session lives on."""
-    try:
-        return await awaitable
-    except APIError as exc:
-        raise ToolError(exc.message) from exc
-    except TransportError as exc:
-        raise ToolError(f"the Hindsight service is unreachable: {exc}") from exc
-
-
-def _dump(value: BaseModel | Sequence[BaseModel] | None) -> Any:
-    if value is None:
-        return {"ok": True}
-    if isinstance(value, Sequence):
-        return [v.model_dump(mode="json") for v in value]
-    return value.model_dump(mode="json")
-
-
-def _given(**values: Any) -> dict[str, Any]:
-    """Only the options the caller set, so REST applies its own defaults."""
-    return {k: v for k, v in values.items() if v is not None}
 
 
 def build_server(backend: Backend) -> MCPServer[Any]:
@@ -166,24 +129,28 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         importance: args.Importance = None,
         tags: args.Tags = None,
         metadata: args.Metadata = None,
+        occurred_at: args.OccurredAt = None,
         namespace: args.Namespace = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        fields = _given(
+        fields = given(
             memory_type=memory_type,
             source=source,
             confidence=confidence,
             importance=importance,
             tags=tags,
             metadata=metadata,
+            occurred_at=occurred_at,
         )
-        return _dump(await _call(client.observe(ns, key, value, **fields)))
+        return dump(await rest(client.observe(ns, key, value, **fields)))
 
     @tool(
         "memory_search",
         "Find the memories most relevant to a question, best first. Each "
         "result has a score = relevance × confidence × access boost, with every component "
-        "shown. Use it before acting, to recall what you know.",
+        'shown. A time in the query ("last May", "two weeks ago") ranks what happened '
+        "then first; pass reference_time when the question is not asked now. Use it before "
+        "acting, to recall what you know.",
         read_only=True,
     )
     async def memory_search(
@@ -194,19 +161,29 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         tags: args.Tags = None,
         min_confidence: args.MinConfidence = None,
         hops: args.Hops = None,
+        occurred_after: args.OccurredAfter = None,
+        occurred_before: args.OccurredBefore = None,
+        reference_time: args.ReferenceTime = None,
         namespace: args.Namespace = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        options = _given(
-            k=k, memory_types=memory_types, tags=tags, min_confidence=min_confidence, hops=hops
+        options = given(
+            k=k,
+            memory_types=memory_types,
+            tags=tags,
+            min_confidence=min_confidence,
+            hops=hops,
+            occurred_after=occurred_after,
+            occurred_before=occurred_before,
+            reference_time=reference_time,
         )
-        return _dump(await _call(client.recall(ns, query, **options)))
+        return dump(await rest(client.recall(ns, query, **options)))
 
     @tool(
         "memory_update",
         "Correct a memory by id: its value, key, type, confidence, "
-        "importance, tags or metadata, or archive it (status archived). The change is kept "
-        "in its history.",
+        "importance, tags, metadata or when it happened (occurred_at), or archive it (status "
+        "archived). The change is kept in its history.",
     )
     async def memory_update(
         memory_id: args.MemoryId,
@@ -219,10 +196,11 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         tags: args.Tags = None,
         metadata: args.Metadata = None,
         status: str | None = None,
+        occurred_at: args.OccurredAt = None,
         namespace: args.Namespace = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        changes = _given(
+        changes = given(
             value=value,
             key=key,
             memory_type=memory_type,
@@ -231,8 +209,9 @@ def build_server(backend: Backend) -> MCPServer[Any]:
             tags=tags,
             metadata=metadata,
             status=status,
+            occurred_at=occurred_at,
         )
-        return _dump(await _call(client.update(ns, _memory_id(memory_id), **changes)))
+        return dump(await rest(client.update(ns, checked_id(memory_id), **changes)))
 
     @tool(
         "memory_delete",
@@ -243,7 +222,7 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         memory_id: args.MemoryId, ctx: Context, namespace: args.Namespace = None
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        await _call(client.delete(ns, _memory_id(memory_id)))
+        await rest(client.delete(ns, checked_id(memory_id)))
         return {"deleted": memory_id}
 
     @tool(
@@ -256,7 +235,7 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         memory_id: args.MemoryId, ctx: Context, namespace: args.Namespace = None
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        return {"history": _dump(await _call(client.history(ns, _memory_id(memory_id))))}
+        return {"history": dump(await rest(client.history(ns, checked_id(memory_id))))}
 
     @tool(
         "memory_extract",
@@ -273,10 +252,8 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         namespace: args.Namespace = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        return _dump(
-            await _call(
-                client.extract(ns, messages, dry_run=dry_run, min_importance=min_importance)
-            )
+        return dump(
+            await rest(client.extract(ns, messages, dry_run=dry_run, min_importance=min_importance))
         )
 
     @tool(
@@ -298,7 +275,7 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         namespace: args.Namespace = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        policy = _given(
+        policy = given(
             max_confidence=max_confidence,
             not_accessed_days=not_accessed_days,
             not_observed_days=not_observed_days,
@@ -306,52 +283,7 @@ def build_server(backend: Backend) -> MCPServer[Any]:
             action=action,
             dry_run=dry_run,
         )
-        return _dump(await _call(client.forget(ns, **policy)))
-
-    @tool(
-        "memory_review_queue",
-        "List the memories waiting for review (quarantined): claims from a low-trust "
-        "source, claims that contend with a verified memory, or claims carrying prompt-"
-        "injection markers. None of them is recalled until a curator approves it.",
-        read_only=True,
-    )
-    async def memory_review_queue(
-        ctx: Context,
-        limit: int = 50,
-        cursor: str | None = None,
-        namespace: args.Namespace = None,
-    ) -> Any:
-        client, ns = await target(ctx, namespace)
-        return _dump(await _call(client.quarantined(ns, limit=limit, cursor=cursor)))
-
-    @tool(
-        "memory_approve",
-        "Approve a quarantined memory by id (curator role): it becomes the active memory of "
-        "its key, replacing the one it contended with. The reason goes into its history.",
-    )
-    async def memory_approve(
-        memory_id: args.MemoryId,
-        ctx: Context,
-        reason: str | None = None,
-        namespace: args.Namespace = None,
-    ) -> Any:
-        client, ns = await target(ctx, namespace)
-        return _dump(await _call(client.approve(ns, _memory_id(memory_id), reason)))
-
-    @tool(
-        "memory_reject",
-        "Reject a quarantined memory by id (curator role): it is erased; its history keeps "
-        "a `rejected` tombstone with the reason.",
-        destructive=True,
-    )
-    async def memory_reject(
-        memory_id: args.MemoryId,
-        ctx: Context,
-        reason: str | None = None,
-        namespace: args.Namespace = None,
-    ) -> Any:
-        client, ns = await target(ctx, namespace)
-        return _dump(await _call(client.reject(ns, _memory_id(memory_id), reason)))
+        return dump(await rest(client.forget(ns, **policy)))
 
     @tool(
         "memory_feedback",
@@ -367,7 +299,9 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         namespace: args.Namespace = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        return _dump(await _call(client.feedback(ns, recall_id, used, unused)))
+        return dump(await rest(client.feedback(ns, recall_id, used, unused)))
+
+    governance.register(tool, target)
 
     @tool(
         "working_memory_append",
@@ -381,11 +315,12 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         ctx: Context,
         role: args.Role = "assistant",
         metadata: args.Metadata = None,
+        occurred_at: args.OccurredAt = None,
         namespace: args.Namespace = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        fields = _given(role=role, metadata=metadata)
-        return _dump(await _call(client.append(ns, session_id, content, **fields)))
+        fields = given(role=role, metadata=metadata, occurred_at=occurred_at)
+        return dump(await rest(client.append(ns, session_id, content, **fields)))
 
     @tool(
         "working_memory_context",
@@ -401,7 +336,7 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         namespace: args.Namespace = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        return _dump(await _call(client.context(ns, session_id, recent, max_chars)))
+        return dump(await rest(client.context(ns, session_id, recent, max_chars)))
 
     @tool(
         "session_end",
@@ -413,6 +348,6 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         session_id: args.SessionId, ctx: Context, namespace: args.Namespace = None
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        return _dump(await _call(client.end_session(ns, session_id)))
+        return dump(await rest(client.end_session(ns, session_id)))
 
     return server

@@ -64,9 +64,7 @@ class AccessRecorder(BackgroundLoop):
         self._flush_lock = asyncio.Lock()
 
     def record(self, entry: RecallEntry) -> None:
-        self._merge_counts(
-            {(entry.namespace, i): (1, entry.created_at) for i in entry.result_ids}
-        )
+        self._merge_counts({(entry.namespace, i): (1, entry.created_at) for i in entry.result_ids})
         self._entries.append(entry)
         self._trim()
         self._wake.set()

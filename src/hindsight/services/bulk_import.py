@@ -48,7 +48,7 @@ from hindsight.services.memory import (
     memory_text,
     normalise_tags,
 )
-from hindsight.services.redaction import scrub_claims
+from hindsight.services.redaction import scrubber
 from hindsight.services.roles import Role
 from hindsight.services.search_indexes import build_missing
 from hindsight.stores import imports as store
@@ -148,6 +148,7 @@ class BulkImporter:
                             o.verified,
                             o.permanent,
                             actor,
+                            o.occurred_at,
                             item.line,
                         )
                     )
@@ -157,10 +158,11 @@ class BulkImporter:
             self._reads.wrote(namespace)
         return copied
 
-    def _scrubbed(self, item: ImportItem) -> ImportItem:
+    async def _scrubbed(self, item: ImportItem) -> ImportItem:
         """Secrets redacted (or refused) as in any other write: COPY skips the observe path."""
         o = item.observation
-        ((key, value),), _ = scrub_claims(self._settings, item.namespace, [(o.key, o.value)])
+        scrub = await scrubber(self._memories.policies, item.namespace)
+        ((key, value),), _ = scrub.claims([(o.key, o.value)])
         if (key, value) == (o.key, o.value):
             return item
         return replace(item, observation=replace(o, key=key, value=value))
@@ -218,7 +220,7 @@ class BulkImporter:
         try:
             numbered = (i if i.line else replace(i, line=n) for n, i in enumerate(items, start=1))
             for batch in chunks(numbered, CHUNK):
-                batch = [self._scrubbed(i) for i in batch]
+                batch = [await self._scrubbed(i) for i in batch]
                 async with self._pool.connection() as conn:
                     done = await store.written(conn, import_id, [i.line for i in batch])
                 fresh: list[ImportItem] = []

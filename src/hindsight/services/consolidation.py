@@ -45,7 +45,7 @@ from hindsight.services.distill import (
     screen,
 )
 from hindsight.services.memory import MemoryService, Outcome
-from hindsight.services.redaction import redact_quietly
+from hindsight.services.redaction import scrubber
 from hindsight.stores import jobs as store
 from hindsight.stores.hot_steps import HotSteps
 from hindsight.text.filler import first_sentence_summary
@@ -270,7 +270,15 @@ class ConsolidationService:
         source = f"session:{session_id}"
         skipped: list[dict[str, Any]] = []
         if self._distiller is not None:
-            transcript = [{"role": s["role"], "content": s["content"]} for s in steps]
+            # each step's own time is what its relative words ("yesterday") mean against
+            transcript = [
+                {
+                    "role": s["role"],
+                    "content": s["content"],
+                    "at": (s.get("occurred_at") or s["created_at"]).isoformat(),
+                }
+                for s in steps
+            ]
             distilled = await self._distiller.distill(
                 namespace,
                 transcript,
@@ -291,9 +299,8 @@ class ConsolidationService:
                 "no LLM configured: observed the memories that steps carry in "
                 "metadata.memory; summaries are each long step's first sentence"
             )
-        summaries = {
-            i: redact_quietly(self._settings, namespace, text) for i, text in summaries.items()
-        }
+        scrub = await scrubber(self._memories.policies, namespace)
+        summaries = {i: scrub.quietly(text) for i, text in summaries.items()}
         summarized: list[dict[str, Any]] = []
         done = progress
 

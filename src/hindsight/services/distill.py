@@ -9,6 +9,7 @@ supersession of the same key, instead of a near-duplicate under a new key.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -37,6 +38,7 @@ class Candidate(BaseModel):
     tags: list[str] = Field(default_factory=list)
     # indexes of the transcript messages it was drawn from, as the model reports them
     sources: list[int] = Field(default_factory=list, alias="from")
+    occurred_at: datetime | None = None
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -46,6 +48,28 @@ class Candidate(BaseModel):
         if not isinstance(v, list):
             return []
         return [i for i in v if isinstance(i, int) and not isinstance(i, bool)]
+
+    @field_validator("occurred_at", mode="before")
+    @classmethod
+    def _occurred(cls, v: Any) -> datetime | None:
+        """ISO 8601 time or date; a naive one is taken as UTC; anything else: unknown."""
+        if isinstance(v, datetime):
+            moment = v
+        elif isinstance(v, str) and v.strip():
+            text = v.strip().replace("Z", "+00:00").replace("z", "+00:00")
+            try:
+                moment = datetime.fromisoformat(text)
+            except ValueError:
+                try:
+                    day = date.fromisoformat(text[:10])
+                except ValueError:
+                    return None
+                moment = datetime(day.year, day.month, day.day)
+        else:
+            return None
+        if not 1900 <= moment.year <= 2200:
+            return None
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
 
     @field_validator("memory_type", mode="before")
     @classmethod
@@ -142,6 +166,7 @@ def screen(
                     source=origin or source,
                     importance=c.importance,
                     tags=tuple(c.tags),
+                    occurred_at=c.occurred_at,
                 ),
                 c.action,
             )
@@ -165,9 +190,9 @@ class Distiller:
             query = " ".join(m["content"] for m in messages[start : start + 3])[
                 : limits.QUERY_MAX_CHARS
             ]
-            for hit in await self._recall.search(
-                namespace, RecallRequest(query, k=_RELATED_PER_WINDOW)
-            ):
+            # messages are not questions: a date said in them is no window to rank by
+            request = RecallRequest(query, k=_RELATED_PER_WINDOW, resolve_time=False)
+            for hit in await self._recall.search(namespace, request):
                 found.setdefault(hit.row["id"], hit.row)
         return list(found.values())
 
@@ -178,11 +203,16 @@ class Distiller:
         *,
         min_importance: float,
         source: str | None,
+        now: datetime | None = None,
     ) -> Distilled:
+        """`transcript`: messages with role and content, and `at` (ISO 8601) when it is known
+        when each was said; `now`: the time relative words are read against otherwise."""
         existing = await self.related(namespace, transcript)
         trimmed = _trim(transcript)
         answer = await self._llm.complete_json(
-            DISTILL_SYSTEM, distill_user(trimmed, existing), DistillOut
+            DISTILL_SYSTEM,
+            distill_user(trimmed, existing, now or datetime.now(UTC)),
+            DistillOut,
         )
         out = screen(
             answer.memories, min_importance=min_importance, source=source, transcript=trimmed

@@ -1,9 +1,11 @@
 """Export a namespace as JSON lines, and restore an export into an empty namespace.
 
-Format `hindsight-export`, version 1 (README, "Export format"): a header line, then one
+Format `hindsight-export`, version 2 (README, "Export format"): a header line, then one
 line per memory (every status, with its full history), then, when asked for, one line per
 working-memory session with its steps, and an `end` line with the counts, so a truncated
-file is refused instead of half-restored.
+file is refused instead of half-restored. Version 2 added `occurred_at` to memories and
+steps; version 1 files (without it) are still restored, their times unknown. An older
+server refuses a version 2 file rather than dropping the times it cannot store.
 """
 
 from __future__ import annotations
@@ -24,11 +26,14 @@ from hindsight.embeddings.base import Embedder
 from hindsight.errors import Conflict, InvalidInput
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import document_vector
+from hindsight.services.policy import PolicyService
+from hindsight.services.redaction import Scrubber, scrubber
 from hindsight.stores import export as store
 from hindsight.text import memory_text
 
 FORMAT = "hindsight-export"
-VERSION = 1
+VERSION = 2
+READABLE = (1, 2)
 PAGE = 500
 _MEMORY_FIELDS = (
     "key",
@@ -73,9 +78,12 @@ def is_export(first_line: str) -> bool:
 
 
 class ExportService:
-    def __init__(self, pool: AsyncConnectionPool[Connection], embedder: Embedder) -> None:
+    def __init__(
+        self, pool: AsyncConnectionPool[Connection], embedder: Embedder, policies: PolicyService
+    ) -> None:
         self._pool = pool
         self._embedder = embedder
+        self._policies = policies
 
     async def lines(self, namespace: str, *, sessions: bool = False) -> AsyncIterator[str]:
         """The export, line by line; memories page by page, so memory use stays flat."""
@@ -116,10 +124,13 @@ class ExportService:
                 yield line({"type": "session", **s, "steps": steps})
         yield line({"type": "end", **counts})
 
-    async def restore(self, namespace: str, lines: Iterable[str], *, actor: str) -> dict[str, int]:
+    async def restore(self, namespace: str, lines: Iterable[str], *, actor: str) -> dict[str, Any]:
         """Load an export into `namespace`, which must hold nothing yet. All or nothing:
-        a malformed or truncated file changes nothing."""
-        parsed = _parse(lines)
+        a malformed or truncated file changes nothing. The target namespace's redaction
+        policy applies to every text restored, as to any other write: an export from a
+        namespace with redaction off may hold secrets."""
+        scrub = await scrubber(self._policies, namespace)
+        parsed = [_scrubbed(p, scrub) for p in _parse(lines)]
         memories = [p for p in parsed if p["type"] == "memory"]
         vectors = []
         for start in range(0, len(memories), 256):
@@ -153,7 +164,36 @@ class ExportService:
             "memories": len(memories),
             "sessions": sum(1 for p in parsed if p["type"] == "session"),
             "steps": steps,
+            "redacted": dict(scrub.counts),
         }
+
+
+def _scrubbed(item: dict[str, Any], scrub: Scrubber) -> dict[str, Any]:
+    """An exported memory or session with its texts passed through the redactor (the
+    history's values too: a secret must not come back through an old value)."""
+    item = dict(item)
+    if item["type"] == "memory":
+        item["key"] = scrub("key", item["key"])
+        item["value"] = scrub("value", item["value"])
+        item["history"] = [
+            {
+                **h,
+                "key": scrub.optional("history.key", h.get("key")),
+                "old_value": scrub.optional("history.old_value", h.get("old_value")),
+                "new_value": scrub.optional("history.new_value", h.get("new_value")),
+            }
+            for h in item.get("history") or []
+        ]
+    elif item["type"] == "session":
+        item["steps"] = [
+            {
+                **s,
+                "content": scrub("steps.content", s.get("content") or ""),
+                "summary": scrub.optional("steps.summary", s.get("summary")),
+            }
+            for s in item["steps"]
+        ]
+    return item
 
 
 def _parse(lines: Iterable[str]) -> list[dict[str, Any]]:
@@ -172,10 +212,10 @@ def _parse(lines: Iterable[str]) -> list[dict[str, Any]]:
         if header is None:
             if obj.get("format") != FORMAT:
                 raise InvalidInput(f"line {number}: not a {FORMAT} header")
-            if obj.get("version") != VERSION:
+            if obj.get("version") not in READABLE:
                 raise InvalidInput(
                     f"line {number}: export format version {obj.get('version')!r}; this "
-                    f"server reads version {VERSION}"
+                    f"server reads versions {' and '.join(str(v) for v in READABLE)}"
                 )
             header = obj
             continue

@@ -55,8 +55,13 @@ class ExtractionService:
         threshold = (
             self._settings.extraction_min_importance if min_importance is None else min_importance
         )
+        # when each message was said, for the model to date what it mentions
+        transcript = [
+            {**m, "at": m["occurred_at"].isoformat()} if m.get("occurred_at") else m
+            for m in messages
+        ]
         distilled = await self._distiller.distill(
-            namespace, messages, min_importance=threshold, source=source or "extraction"
+            namespace, transcript, min_importance=threshold, source=source or "extraction"
         )
         if dry_run:
             return Extraction(self._llm.name, distilled, None)

@@ -34,7 +34,7 @@ from hindsight.services import roles
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.erasure import erase_traces
 from hindsight.services.policy import PolicyService
-from hindsight.services.redaction import Scrubber, scrub_claims
+from hindsight.services.redaction import scrubber
 from hindsight.services.roles import Role, vouching
 from hindsight.services.trust import Verdict, judge, releases
 from hindsight.stores import erasure as erasure_store
@@ -64,6 +64,7 @@ class Observation:
     verified: bool = False
     permanent: bool = False
     expires_at: datetime | None = None  # hard expiry
+    occurred_at: datetime | None = None  # when it happened (None: unknown)
     # set by a caller that knows the claim is suspect (why): it is quarantined
     suspect: str | None = None
 
@@ -79,6 +80,9 @@ class ForgetPolicy:
     action: str = "archive"  # archive (reversible) or delete
     dry_run: bool = False
     limit: int = 1000
+    # narrow the selection, like memory_types (occurred_at, else created_at)
+    occurred_after: datetime | None = None
+    occurred_before: datetime | None = None
 
     def reason(self) -> str:
         """The criteria, for the history entry of each memory forgotten."""
@@ -91,6 +95,10 @@ class ForgetPolicy:
             parts.append(f"not observed for {self.stale_days:g} days")
         if self.memory_types:
             parts.append("type in " + ", ".join(self.memory_types))
+        if self.occurred_after is not None:
+            parts.append(f"occurred from {self.occurred_after.isoformat()}")
+        if self.occurred_before is not None:
+            parts.append(f"occurred before {self.occurred_before.isoformat()}")
         return "forget: " + "; ".join(parts)
 
 
@@ -186,6 +194,7 @@ class MemoryService:
         self._recorder = recorder
         self._reads = reads or ReadRouter(pool, pool)
         self._policies = policies or PolicyService(settings, pool)
+        self.policies = self._policies  # the same rules for writes that skip this service
 
     async def _write(self, namespace: str, work: Callable[[Connection], Awaitable[T]]) -> T:
         """`work` in one transaction on the primary; later reads of the namespace by this
@@ -220,6 +229,7 @@ class MemoryService:
                     verified=obs.verified,
                     permanent=obs.permanent,
                     expires_at=obs.expires_at,
+                    occurred_at=obs.occurred_at,
                 )
             )
         return claims
@@ -250,9 +260,8 @@ class MemoryService:
             what = vouching(o.verified or None, o.permanent or None, o.confidence, initial)
             if what is not None:
                 roles.require(role, Role.CURATOR, f"memories[{i}]: {what}")
-        cleaned, redactions = scrub_claims(
-            self._settings, namespace, [(o.key, o.value) for o in items]
-        )
+        scrub = await scrubber(self._policies, namespace)
+        cleaned, redactions = scrub.claims([(o.key, o.value) for o in items])
         items = [
             dataclasses.replace(o, key=k, value=v) for o, (k, v) in zip(items, cleaned, strict=True)
         ]
@@ -447,7 +456,7 @@ class MemoryService:
                 f"status: memory {memory_id} is quarantined; a curator approves or rejects it "
                 f"(POST .../memories/{memory_id}:approve or :reject)"
             )
-        scrub = Scrubber(self._settings, namespace)
+        scrub = await scrubber(self._policies, namespace)
         changes = {
             name: scrub(name, value) if name in ("key", "value") else value
             for name, value in changes.items()
@@ -574,6 +583,11 @@ class MemoryService:
                 stale_days=policy.stale_days,
                 memory_types=list(policy.memory_types),
                 limit=policy.limit,
+                occurred=MemoryFilter(
+                    occurred_after=policy.occurred_after, occurred_before=policy.occurred_before
+                )
+                if policy.occurred_after or policy.occurred_before
+                else None,
             )
             if rows and not policy.dry_run:
                 ids = [r["id"] for r in rows]

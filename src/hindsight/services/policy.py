@@ -1,8 +1,10 @@
 """The namespace policy: one JSON document of rules a namespace may tune.
 
 Sections: `lifecycle` (when memories cool, archive, are deleted, demoted and merged),
-`ranking` (tier weights and the optional recency, importance and trust factors),
-`capacity` and `trust` (how far each source is trusted, and below what it is quarantined).
+`ranking` (tier weights, the optional recency, importance and trust factors, and the weight
+of a time window read from the query),
+`capacity`, `trust` (how far each source is trusted, and below what it is quarantined) and
+`redaction` (what happens to secrets and personal data written to the namespace).
 Every field is optional in a PUT: what is not set takes the server's default (the
 HINDSIGHT_* settings), so the stored document holds only a namespace's own choices.
 """
@@ -10,7 +12,7 @@ HINDSIGHT_* settings), so the stored document holds only a namespace's own choic
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Literal
 
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -87,6 +89,13 @@ class RankingPolicy(_Section):
         le=1,
         description="Weight w of the source's trust: factor 1 − w + w·trust (0: no effect).",
     )
+    time_weight: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Weight w of a time window read from the query: memories that occurred "
+        "outside it score × (1 − w) (0: no effect).",
+    )
 
 
 class CapacityPolicy(_Section):
@@ -128,6 +137,16 @@ class TrustPolicy(_Section):
         return self.sources.get(source, self.default)
 
 
+class RedactionPolicy(_Section):
+    mode: Literal["redact", "reject", "off"] | None = Field(
+        default=None,
+        description="redact: secrets are replaced with [REDACTED:kind]; reject: a write "
+        "holding one is refused (422, nothing stored); off: text is stored as sent.",
+    )
+    email: bool | None = Field(default=None, description="Also treat e-mail addresses so.")
+    phone: bool | None = Field(default=None, description="Also treat phone numbers so.")
+
+
 class Policy(_Section):
     """The document as PUT and as GET returns it (GET: every field filled in)."""
 
@@ -135,6 +154,7 @@ class Policy(_Section):
     ranking: RankingPolicy | None = None
     capacity: CapacityPolicy | None = None
     trust: TrustPolicy | None = None
+    redaction: RedactionPolicy | None = None
 
 
 def defaults(settings: Settings) -> dict[str, Any]:
@@ -157,6 +177,7 @@ def defaults(settings: Settings) -> dict[str, Any]:
             "recency_tau_days": s.recency_tau_days,
             "importance_weight": s.importance_weight,
             "trust_weight": s.trust_weight,
+            "time_weight": s.time_weight,
         },
         "capacity": {"max_active_memories": s.namespace_capacity},
         "trust": {
@@ -164,6 +185,7 @@ def defaults(settings: Settings) -> dict[str, Any]:
             "default": s.trust_default,
             "quarantine_below": s.quarantine_below,
         },
+        "redaction": {"mode": s.redaction, "email": s.redact_email, "phone": s.redact_phone},
     }
 
 

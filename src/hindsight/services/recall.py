@@ -22,6 +22,8 @@ from hindsight.embeddings.base import Embedder
 from hindsight.errors import ProviderError, Unavailable
 from hindsight.ids import uuid7
 from hindsight.observability import metrics
+from hindsight.rerank.base import Reranker
+from hindsight.rerank.combine import reranked
 from hindsight.retrieval.factors import LifecycleFactors
 from hindsight.retrieval.keywords import query_terms
 from hindsight.retrieval.ranking import (
@@ -34,11 +36,13 @@ from hindsight.retrieval.ranking import (
 )
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.policy import PolicyService
-from hindsight.services.redaction import Scrubber
+from hindsight.services.redaction import scrubber
 from hindsight.stores import memories as store
 from hindsight.stores import recall_log
 from hindsight.stores.filters import MemoryFilter
 from hindsight.stores.recall_log import RecallEntry
+from hindsight.text import timeexpr
+from hindsight.text.timeexpr import TimeWindow
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +58,9 @@ class RecallRequest:
     keyword_weight: float | None = None
     min_relevance: float = 0.0
     hops: int = 1
+    # when the question is asked, for its time expressions (None: now)
+    reference_time: datetime | None = None
+    resolve_time: bool | None = None  # None: HINDSIGHT_RESOLVE_TIME
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,9 @@ class Searched:
     results: list[Ranked]
     # why the vector arm was skipped (the query could not be embedded), else None
     vector_skipped: str | None = None
+    # the time the query named, which ranked the results, and what the arms searched for
+    time_window: TimeWindow | None = None
+    searched_query: str | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,10 @@ class RecallResult:
     recall_id: uuid.UUID
     results: list[Ranked]
     vector_skipped: str | None = None
+    # why the results were not reranked (the reranker failed), else None
+    rerank_skipped: str | None = None
+    time_window: TimeWindow | None = None
+    searched_query: str | None = None
 
 
 def _logged(item: Ranked) -> dict[str, Any]:
@@ -81,6 +95,22 @@ def _logged(item: Ranked) -> dict[str, Any]:
     }
 
 
+def _logged_filters(request: RecallRequest, searched: Searched) -> dict[str, Any]:
+    """The filters as sent, and the time the query was read to name (why results outside
+    it scored less)."""
+    out = request.filter.as_json()
+    if request.reference_time is not None:
+        out["reference_time"] = request.reference_time.isoformat()
+    window = searched.time_window
+    if window is not None:
+        out["time_window"] = {
+            "start": window.start.isoformat(),
+            "end": window.end.isoformat(),
+            "expression": window.expression,
+        }
+    return out
+
+
 class RecallService:
     def __init__(
         self,
@@ -91,8 +121,10 @@ class RecallService:
         recorder: AccessRecorder,
         policies: PolicyService,
         reads: ReadRouter | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         self._settings = settings
+        self._reranker = reranker
         self._pool = pool
         self._reads = reads or ReadRouter(pool, search_pool)
         self._embedder = embedder
@@ -116,18 +148,31 @@ class RecallService:
     async def searched(self, namespace: str, request: RecallRequest) -> Searched:
         """The ranking, and whether it had to do without the vector arm. With `hops=2`, a
         second search follows the best hit ("where does my sister live?" finds the
-        sister, then where she lives)."""
-        first = await self._search_once(namespace, request.query, request)
+        sister, then where she lives). A time the query names ("last May") ranks the
+        results (`time_window`)."""
+        window = self.time_window(request)
+        query = request.query
+        if window is not None and self._settings.time_strip_query:
+            query = window.without(query)
+        first = await self._search_once(namespace, query, request, window)
         if request.hops < 2 or not first.results:
-            return first
+            return dataclasses.replace(first, time_window=window, searched_query=query)
         anchor = first.results[0]
         second = await self._search_once(
-            namespace, f"{request.query} {anchor.row['value']}", request
+            namespace, f"{query} {anchor.row['value']}", request, window
         )
         return Searched(
             merge_hops(first.results, second.results, anchor, request.k),
             first.vector_skipped or second.vector_skipped,
+            window,
+            query,
         )
+
+    def time_window(self, request: RecallRequest) -> TimeWindow | None:
+        wanted = request.resolve_time
+        if not (self._settings.resolve_time if wanted is None else wanted):
+            return None
+        return timeexpr.resolve(request.query, request.reference_time)
 
     async def _query_vector(self, query: str) -> tuple[HalfVector | None, str | None]:
         """The query's embedding; or, when the endpoint is down or answers nonsense, None
@@ -141,7 +186,9 @@ class RecallService:
             return None, f"the query could not be embedded: {exc}"
         return HalfVector(vector), None
 
-    async def _search_once(self, namespace: str, query: str, request: RecallRequest) -> Searched:
+    async def _search_once(
+        self, namespace: str, query: str, request: RecallRequest, window: TimeWindow | None
+    ) -> Searched:
         vector, skipped = await self._query_vector(query)
         terms, counts = query_terms(query)
         search = store.Search(
@@ -155,26 +202,38 @@ class RecallService:
             exact_max=self._settings.exact_search_max_rows,
             postings_budget=self._settings.keyword_postings_budget,
         )
+        searches = [search]
+        narrowed = request.filter.within(window.start, window.end) if window else None
+        if narrowed is not None and self._settings.time_window_candidates:
+            # the window's own best candidates: the time factor only reorders candidates,
+            # and a question about a month can be all small words ("what did I do?")
+            per_arm = self._settings.time_window_candidates
+            searches.append(dataclasses.replace(search, filter=narrowed, per_arm=per_arm))
+        arms = ["keyword"] if vector is None else ["vector", "keyword"]
+        found, factors = await asyncio.gather(
+            asyncio.gather(*(self._arm(s, arm) for arm in arms for s in searches)),
+            self.factors(namespace, window),
+        )
+        n = len(searches)
+        by_arm = {
+            arm: [row for rows in found[i * n : (i + 1) * n] for row in rows]
+            for i, arm in enumerate(arms)
+        }
+        by_vector, by_keyword = by_arm.get("vector", []), by_arm["keyword"]
         if vector is None:
-            by_keyword, factors = await asyncio.gather(
-                self._arm(search, "keyword"), self.factors(namespace)
-            )
             for row in by_keyword:
                 row["similarity"] = 0.0
             # relevance is then the keyword score alone, not a fraction of it
             ranking = dataclasses.replace(self.ranking(request), keyword_weight=1.0)
-            rows = merge_arms([], by_keyword)
         else:
-            by_vector, by_keyword, factors = await asyncio.gather(
-                self._arm(search, "vector"), self._arm(search, "keyword"), self.factors(namespace)
-            )
             ranking = self.ranking(request)
-            rows = merge_arms(by_vector, by_keyword)
+        rows = merge_arms(by_vector, by_keyword)
         ranked = rank(rows, ranking, request.k, request.min_relevance, factors)
         return Searched(ranked, skipped)
 
-    async def factors(self, namespace: str) -> LifecycleFactors:
-        """The namespace policy's ranking terms (cached for a few seconds per process)."""
+    async def factors(self, namespace: str, window: TimeWindow | None = None) -> LifecycleFactors:
+        """The namespace policy's ranking terms (cached for a few seconds per process), with
+        the time window the query named, if any."""
         policy = await self._policies.get(namespace)
         ranking, trust = policy.ranking, policy.trust
         assert ranking is not None and ranking.tier_weights is not None and trust is not None
@@ -188,6 +247,8 @@ class RecallService:
             trust_weight=ranking.trust_weight or 0.0,
             trust_levels=dict(trust.sources or {}),
             trust_default=trust.of(None),
+            time_window=(window.start, window.end) if window is not None else None,
+            time_weight=ranking.time_weight or 0.0,
         )
 
     async def _arm(self, search: store.Search, arm: str) -> list[dict[str, Any]]:
@@ -204,11 +265,23 @@ class RecallService:
         started = time.perf_counter()
         # the query is logged: no secret in it is kept (or, in reject mode, the recall is
         # refused)
-        query = Scrubber(self._settings, namespace)("query", request.query)
+        query = (await scrubber(self._policies, namespace))("query", request.query)
         if query != request.query:
             request = dataclasses.replace(request, query=query)
-        searched = await self.searched(namespace, request)
-        ranked = searched.results
+        if self._reranker is None:
+            searched = await self.searched(namespace, request)
+            ranked, rerank_skipped = searched.results, None
+        else:
+            # the reranker scores the best max(k, HINDSIGHT_RERANK_CANDIDATES); k are kept
+            depth = max(request.k, self._settings.rerank_candidates)
+            searched = await self.searched(namespace, dataclasses.replace(request, k=depth))
+            ranked, rerank_skipped = await reranked(
+                self._reranker,
+                request.query,
+                searched.results,
+                request.k,
+                self._settings.rerank_weight,
+            )
         metrics.RECALL_SECONDS.observe(time.perf_counter() - started)
         metrics.RECALL_RESULTS.observe(len(ranked))
         recall_id = uuid7()
@@ -218,7 +291,7 @@ class RecallService:
                 namespace=namespace,
                 query=request.query,
                 k=request.k,
-                filters=request.filter.as_json(),
+                filters=_logged_filters(request, searched),
                 result_ids=[r.row["id"] for r in ranked],
                 scores=[r.score for r in ranked],
                 results=[_logged(r) for r in ranked],
@@ -228,7 +301,12 @@ class RecallService:
             )
         )
         return RecallResult(
-            recall_id=recall_id, results=ranked, vector_skipped=searched.vector_skipped
+            recall_id=recall_id,
+            results=ranked,
+            vector_skipped=searched.vector_skipped,
+            rerank_skipped=rerank_skipped,
+            time_window=searched.time_window,
+            searched_query=searched.searched_query,
         )
 
     async def explain(self, namespace: str, recall_id: uuid.UUID) -> dict[str, Any] | None:

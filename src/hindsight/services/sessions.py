@@ -7,6 +7,7 @@ Redis and fall back to Postgres, which then warms Redis.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from psycopg import errors as pg_errors
@@ -18,7 +19,8 @@ from hindsight.errors import Conflict, NotFound
 from hindsight.ids import uuid7
 from hindsight.observability import metrics
 from hindsight.services.consolidation import ConsolidationService
-from hindsight.services.redaction import Scrubber
+from hindsight.services.policy import PolicyService
+from hindsight.services.redaction import scrubber
 from hindsight.stores import jobs as jobs_store
 from hindsight.stores import steps as store
 from hindsight.stores.hot_steps import HotSteps
@@ -44,8 +46,10 @@ class SessionService:
         pool: AsyncConnectionPool[Connection],
         hot: HotSteps,
         consolidation: ConsolidationService,
+        policies: PolicyService,
     ) -> None:
         self._settings = settings
+        self._policies = policies
         self._pool = pool
         self._hot = hot
         self._consolidation = consolidation
@@ -61,8 +65,9 @@ class SessionService:
         metadata: dict[str, Any] | None = None,
         ttl_seconds: int | None = None,
         idempotency_key: str | None = None,
+        occurred_at: datetime | None = None,
     ) -> Appended:
-        scrub = Scrubber(self._settings, namespace)
+        scrub = await scrubber(self._policies, namespace)
         content = scrub("content", content)
         summary = scrub.optional("summary", summary)
         async with self._pool.connection() as conn:
@@ -83,6 +88,7 @@ class SessionService:
                     metadata=metadata or {},
                     idempotency_key=idempotency_key,
                     ttl_seconds=ttl_seconds or self._settings.working_memory_ttl_seconds,
+                    occurred_at=occurred_at,
                 )
             except pg_errors.UniqueViolation:
                 # A concurrent retry with the same key won the race; answer with its step.
@@ -181,7 +187,7 @@ class SessionService:
     async def set_summary(
         self, namespace: str, session_id: str, step_index: int, summary: str | None
     ) -> dict[str, Any]:
-        summary = Scrubber(self._settings, namespace).optional("summary", summary)
+        summary = (await scrubber(self._policies, namespace)).optional("summary", summary)
         async with self._pool.connection() as conn:
             step = await store.set_summary(conn, namespace, session_id, step_index, summary)
         if step is None:

@@ -15,7 +15,7 @@ _MEMORY = """
     m.confidence::float8 AS confidence, m.importance, m.observation_count,
     coalesce(a.access_count, 0) AS access_count, a.last_accessed, m.source, m.tags,
     m.metadata, m.verified, m.permanent, m.status, m.created_at, m.updated_at,
-    m.last_observed
+    m.last_observed, m.occurred_at
 """
 _HISTORY = """
     h.memory_id, h.change, h.mem_key AS key, h.memory_type, h.old_value, h.new_value,
@@ -92,11 +92,12 @@ async def restore_memory(
         "INSERT INTO long_term_memory (id, namespace, mem_key, mem_value, memory_type, "
         "embedding, keywords, keyword_terms, confidence, importance, observation_count, "
         "source, tags, metadata, verified, permanent, status, changed_by, created_at, "
-        "updated_at, last_observed) "
+        "updated_at, last_observed, occurred_at) "
         "SELECT %(id)s, %(ns)s, %(key)s, %(value)s, %(memory_type)s, %(embedding)s, "
         "%(keywords)s, %(terms)s, %(confidence)s, %(importance)s, %(observation_count)s, "
         "%(source)s, %(tags)s, %(metadata)s, %(verified)s, %(permanent)s, %(status)s, "
-        "%(actor)s, %(created_at)s, %(updated_at)s, %(last_observed)s "
+        "%(actor)s, %(created_at)s, %(updated_at)s, %(last_observed)s, "
+        "%(occurred_at)s::timestamptz "
         "WHERE set_config('hindsight.actor', %(actor)s, true) IS NOT NULL",
         {
             **m,
@@ -107,6 +108,8 @@ async def restore_memory(
             "terms": keyword_terms,
             "metadata": Jsonb(m["metadata"]),
             "actor": actor,
+            # version 1 exports predate it
+            "occurred_at": m.get("occurred_at"),
         },
     )
     await conn.execute("DELETE FROM memory_history WHERE memory_id = %s", (memory_id,))
@@ -144,9 +147,9 @@ async def restore_steps(conn: Connection, namespace: str, rows: list[dict[str, A
     async with conn.cursor() as cur:
         await cur.executemany(
             "INSERT INTO working_memory (namespace, session_id, step_index, role, content, "
-            "summary, metadata, idempotency_key, created_at, expires_at) "
+            "summary, metadata, idempotency_key, created_at, expires_at, occurred_at) "
             "SELECT %(ns)s, r.session_id, r.step_index, r.role, r.content, r.summary, "
-            "r.metadata, r.idempotency_key, r.created_at, r.expires_at "
+            "r.metadata, r.idempotency_key, r.created_at, r.expires_at, r.occurred_at "
             "FROM jsonb_populate_record(NULL::working_memory, %(row)s) r",
             [{"ns": namespace, "row": Jsonb(r)} for r in rows],
         )

@@ -1,9 +1,17 @@
-"""Filters on long-term memories, shared by list and recall, rendered as SQL conditions."""
+"""Filters on long-term memories, shared by list, recall and forget, rendered as SQL
+conditions.
+
+The occurred_* bounds read `coalesce(occurred_at, created_at)`: a memory that says nothing
+about when it happened is taken to have happened when it was recorded, which is true of a
+client that stores things as they happen and keeps memories stored before occurred_at
+existed inside the windows that cover them.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -17,6 +25,8 @@ class MemoryFilter:
     created_before: datetime | None = None
     observed_after: datetime | None = None
     observed_before: datetime | None = None
+    occurred_after: datetime | None = None
+    occurred_before: datetime | None = None
     key: str | None = None
     key_prefix: str | None = None
     # one status, several (default: the live ones, active and cold), or None: any
@@ -31,11 +41,32 @@ class MemoryFilter:
         for name in ("min_confidence", "key", "key_prefix"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
-        for name in ("created_after", "created_before", "observed_after", "observed_before"):
+        for name in (
+            "created_after",
+            "created_before",
+            "observed_after",
+            "observed_before",
+            "occurred_after",
+            "occurred_before",
+        ):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value.isoformat()
         return out
+
+    def within(self, start: datetime, end: datetime) -> MemoryFilter | None:
+        """These filters narrowed to what occurred in [start, end); None when nothing can.
+        In UTC: PostgreSQL refuses offsets past ±15:59, which a client's timezone may have."""
+        start, end = start.astimezone(UTC), end.astimezone(UTC)
+        after = max(start, self.occurred_after) if self.occurred_after else start
+        before = min(end, self.occurred_before) if self.occurred_before else end
+        if after >= before:
+            return None
+        return dataclasses.replace(self, occurred_after=after, occurred_before=before)
+
+
+OCCURRED = "coalesce({p}occurred_at, {p}created_at)"
+_LIVE = {"active", "cold"}  # the statuses of `live` (models.LIVE_STATUSES)
 
 
 def filter_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str:
@@ -49,10 +80,20 @@ def filter_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str:
 
     # past its hard expiry a memory is never returned, whatever else is asked
     parts.append(f"({p}expires_at IS NULL OR {p}expires_at > now())")
-    if isinstance(f.status, tuple):
-        add(f"{p}status = ANY(%(f_status)s::text[])", "f_status", list(f.status))
-    elif f.status is not None:
-        add(f"{p}status = %(f_status)s", "f_status", f.status)
+    # the partial indexes on (namespace, mem_key) are over the computed `live` and
+    # `quarantined` (migration 0020): a key lookup can use them only if they are named
+    statuses = (f.status,) if isinstance(f.status, str) else (f.status or ())
+    if set(statuses) == _LIVE:
+        parts.append(f"{p}live")
+    elif statuses == ("quarantined",):
+        parts.append(f"{p}quarantined")
+    else:
+        if isinstance(f.status, tuple):
+            add(f"{p}status = ANY(%(f_status)s::text[])", "f_status", list(f.status))
+        elif f.status is not None:
+            add(f"{p}status = %(f_status)s", "f_status", f.status)
+        if statuses and set(statuses) <= _LIVE:
+            parts.append(f"{p}live")
     if f.memory_types:
         add(f"{p}memory_type = ANY(%(f_types)s::text[])", "f_types", list(f.memory_types))
     if f.tags_all:
@@ -69,6 +110,11 @@ def filter_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str:
         add(f"{p}last_observed >= %(f_o_after)s", "f_o_after", f.observed_after)
     if f.observed_before is not None:
         add(f"{p}last_observed < %(f_o_before)s", "f_o_before", f.observed_before)
+    occurred = OCCURRED.format(p=p)
+    if f.occurred_after is not None:
+        add(f"{occurred} >= %(f_oc_after)s", "f_oc_after", f.occurred_after)
+    if f.occurred_before is not None:
+        add(f"{occurred} < %(f_oc_before)s", "f_oc_before", f.occurred_before)
     if f.key is not None:
         add(f"{p}mem_key = %(f_key)s", "f_key", f.key)
     if f.key_prefix is not None:

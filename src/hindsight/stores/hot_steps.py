@@ -146,6 +146,7 @@ def _encode(step: dict[str, Any]) -> str:
             "metadata": step["metadata"],
             "idempotency_key": step.get("idempotency_key"),
             "created_at": step["created_at"].isoformat(),
+            "occurred_at": step["occurred_at"].isoformat() if step.get("occurred_at") else None,
         },
         ensure_ascii=False,
         separators=(",", ":"),
@@ -155,6 +156,9 @@ def _encode(step: dict[str, Any]) -> str:
 def _decode(raw: bytes | str, expires_at: datetime) -> dict[str, Any]:
     step: dict[str, Any] = json.loads(raw)
     step["created_at"] = datetime.fromisoformat(step["created_at"])
+    # cached before steps had a time of their own: none
+    occurred = step.get("occurred_at")
+    step["occurred_at"] = datetime.fromisoformat(occurred) if occurred else None
     step["expires_at"] = expires_at
     return step
 
@@ -171,9 +175,7 @@ def _expiry_ms(step: dict[str, Any]) -> int:
     return int(step["expires_at"].timestamp() * 1000)
 
 
-def connect(
-    url: str, *, cluster: bool, on_connect: Any = None
-) -> aioredis.Redis | RedisCluster:
+def connect(url: str, *, cluster: bool, on_connect: Any = None) -> aioredis.Redis | RedisCluster:
     """A client for one server, or for a Redis Cluster reached through any of its nodes.
 
     Every key of a session shares the `{namespace:session}` hash tag, so each script and

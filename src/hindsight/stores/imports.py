@@ -10,12 +10,13 @@ from hindsight.db.pool import Connection
 _STAGE = (
     "CREATE TEMP TABLE import_stage ON COMMIT DROP AS SELECT id, namespace, mem_key, "
     "mem_value, memory_type, embedding, keywords, keyword_terms, confidence, importance, "
-    "source, tags, metadata, verified, permanent, changed_by, 0 AS line "
+    "source, tags, metadata, verified, permanent, changed_by, occurred_at, 0 AS line "
     "FROM long_term_memory WITH NO DATA"
 )
 _COLUMNS = (
     "id, namespace, mem_key, mem_value, memory_type, embedding, keywords, keyword_terms, "
-    "confidence, importance, source, tags, metadata, verified, permanent, changed_by"
+    "confidence, importance, source, tags, metadata, verified, permanent, changed_by, "
+    "occurred_at"
 )
 STAGE_COPY = f"COPY import_stage ({_COLUMNS}, line) FROM STDIN WITH (FORMAT BINARY)"
 STAGE_TYPES = [
@@ -35,6 +36,7 @@ STAGE_TYPES = [
     "bool",
     "bool",
     "text",
+    "timestamptz",
     "int4",
 ]
 # Rows whose key became active meanwhile (a concurrent write) are left in the stage, not
@@ -44,7 +46,7 @@ _MERGE = f"""
 WITH ins AS (
     INSERT INTO long_term_memory ({_COLUMNS})
     SELECT {_COLUMNS} FROM import_stage ORDER BY namespace, line
-    ON CONFLICT (namespace, mem_key) WHERE status = 'active' DO NOTHING
+    ON CONFLICT (namespace, mem_key) WHERE live DO NOTHING
     RETURNING id
 ), done AS (
     INSERT INTO bulk_import_lines (import_id, line)

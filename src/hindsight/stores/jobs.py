@@ -181,7 +181,8 @@ async def steps_after(
     """The oldest steps past the mark, expired or not (consolidation must not lose any),
     as many as fit in `max_chars` of content (at least one) and `max_steps`."""
     cur = await conn.execute(
-        "SELECT step_index, role, content, summary, metadata, created_at, expires_at FROM ("
+        "SELECT step_index, role, content, summary, metadata, created_at, expires_at, "
+        "occurred_at FROM ("
         "  SELECT w.*, coalesce(sum(octet_length(w.content)) OVER (ORDER BY w.step_index "
         "    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before"
         "  FROM working_memory w WHERE w.namespace = %s AND w.session_id = %s "
@@ -216,7 +217,7 @@ async def set_summaries(
         "WHERE w.namespace = %s AND w.session_id = %s AND w.step_index = s.step_index "
         "AND w.summary IS NULL "
         "RETURNING w.step_index, w.role, w.content, w.summary, w.metadata, "
-        "w.idempotency_key, w.created_at, w.expires_at",
+        "w.idempotency_key, w.created_at, w.expires_at, w.occurred_at",
         (indexes, [summaries[i] for i in indexes], namespace, session_id),
     )
     return await cur.fetchall()

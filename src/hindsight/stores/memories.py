@@ -27,7 +27,7 @@ MEMORY_COLUMNS = f"""
         AS access_count,
     m.observation_count, m.source, m.verified, m.permanent, m.status, m.tags, m.metadata,
     m.changed_by, m.created_at, m.updated_at, m.last_observed, {_LAST_ACCESSED} AS last_accessed,
-    m.expires_at
+    m.expires_at, m.occurred_at
 """
 
 _ACTOR = "set_config('hindsight.actor', %(actor)s, true) IS NOT NULL"
@@ -52,28 +52,32 @@ class NewClaim:
     verified: bool
     permanent: bool
     expires_at: datetime | None = None
+    occurred_at: datetime | None = None
 
 
 # A re-observation of the same value reinforces: confidence rises by the step (capped at 1)
 # and the count grows; ON CONFLICT serialises concurrent observers on the row lock and
 # re-reads the latest version, so no increment is lost. A different value supersedes: the
 # claim starts over at the initial confidence, and the trigger files the old value in history.
+# occurred_at: a reinforcement keeps the earliest time known (the same claim reported again
+# later happened no later than its first report; a PATCH moves it), a new value takes its own.
 _OBSERVE = f"""
 INSERT INTO long_term_memory AS t (
     id, namespace, mem_key, mem_value, memory_type, embedding, keywords, keyword_terms,
-    confidence, importance, source, tags, metadata, verified, permanent, changed_by, expires_at)
+    confidence, importance, source, tags, metadata, verified, permanent, changed_by, expires_at,
+    occurred_at)
 SELECT x.id, %(ns)s, x.key, x.value, x.memory_type, x.embedding, x.keywords,
        x.terms::int[], x.confidence, x.importance, x.source, x.tags::text[], x.metadata,
-       x.verified, x.permanent, %(actor)s, x.expires_at
+       x.verified, x.permanent, %(actor)s, x.expires_at, x.occurred_at
 FROM unnest(%(ids)s::uuid[], %(keys)s::text[], %(values)s::text[], %(types)s::text[],
             %(embeddings)s::halfvec[], %(keywords)s::sparsevec[], %(terms)s::text[],
             %(confidences)s::numeric[], %(importances)s::float8[], %(sources)s::text[],
             %(tags)s::text[], %(metadata)s::jsonb[], %(verified)s::bool[], %(permanent)s::bool[],
-            %(expires)s::timestamptz[])
+            %(expires)s::timestamptz[], %(occurred)s::timestamptz[])
      AS x(id, key, value, memory_type, embedding, keywords, terms, confidence, importance,
-          source, tags, metadata, verified, permanent, expires_at)
+          source, tags, metadata, verified, permanent, expires_at, occurred_at)
 WHERE {_ACTOR}
-ON CONFLICT (namespace, mem_key) WHERE status IN ('active', 'cold') DO UPDATE SET
+ON CONFLICT (namespace, mem_key) WHERE live DO UPDATE SET
     confidence = CASE WHEN t.mem_value = excluded.mem_value
                       THEN least(1, t.confidence + %(step)s) ELSE excluded.confidence END,
     observation_count = CASE WHEN t.mem_value = excluded.mem_value
@@ -98,6 +102,9 @@ ON CONFLICT (namespace, mem_key) WHERE status IN ('active', 'cold') DO UPDATE SE
     permanent = t.permanent OR excluded.permanent,
     status = 'active',
     expires_at = coalesce(excluded.expires_at, t.expires_at),
+    occurred_at = CASE WHEN t.mem_value = excluded.mem_value
+                       THEN least(t.occurred_at, excluded.occurred_at)
+                       ELSE excluded.occurred_at END,
     changed_by = excluded.changed_by,
     updated_at = now(),
     last_observed = now()
@@ -147,6 +154,7 @@ async def observe(
         "verified": [c.verified for c in claims],
         "permanent": [c.permanent for c in claims],
         "expires": [c.expires_at for c in claims],
+        "occurred": [c.occurred_at for c in claims],
     }
     cur = await conn.execute(_OBSERVE, params)
     return await cur.fetchall()
@@ -157,7 +165,7 @@ WITH x AS (
     SELECT x.* FROM unnest(%(keys)s::text[], %(types)s::text[], %(embeddings)s::halfvec[])
                     WITH ORDINALITY AS x(key, memory_type, embedding, ord)
     WHERE NOT EXISTS (SELECT 1 FROM long_term_memory k WHERE k.namespace = %(ns)s
-                      AND k.mem_key = x.key AND k.status IN ('active', 'cold'))
+                      AND k.mem_key = x.key AND k.live)
 )
 SELECT x.ord::int - 1 AS position, d.id, d.mem_key AS key, d.mem_value AS value,
        d.similarity
@@ -282,10 +290,19 @@ async def forgettable(
     stale_days: float | None,
     memory_types: list[str],
     limit: int,
+    occurred: MemoryFilter | None = None,
 ) -> list[dict[str, Any]]:
-    """Active, non-permanent memories a forgetting policy selects, least valuable first."""
+    """Active, non-permanent memories a forgetting policy selects, least valuable first
+    (`occurred`: only those its occurred_* bounds hold)."""
     params: dict[str, Any] = {"ns": namespace, "limit": limit}
     where = ["m.namespace = %(ns)s", "m.status IN ('active', 'cold')", "NOT m.permanent"]
+    if occurred is not None:
+        bounds = MemoryFilter(
+            occurred_after=occurred.occurred_after,
+            occurred_before=occurred.occurred_before,
+            status=None,
+        )
+        where.append("true" + filter_sql(bounds, params, "m"))
     if max_confidence is not None:
         params["max_conf"] = max_confidence
         where.append("m.confidence <= %(max_conf)s")

@@ -33,7 +33,7 @@ async def live_rows(conn: Connection, namespace: str, keys: list[str]) -> dict[s
     cur = await conn.execute(
         "SELECT m.id, m.mem_key AS key, m.mem_value AS value, m.verified, m.source "
         "FROM long_term_memory m WHERE m.namespace = %s AND m.mem_key = ANY(%s) "
-        "AND m.status IN ('active', 'cold') ORDER BY m.mem_key FOR UPDATE",
+        "AND m.live ORDER BY m.mem_key FOR UPDATE",
         (namespace, sorted(set(keys))),
     )
     return {r["key"]: r for r in await cur.fetchall()}
@@ -44,7 +44,7 @@ async def waiting(conn: Connection, namespace: str, keys: list[str]) -> list[dic
     cur = await conn.execute(
         "SELECT m.id, m.mem_key AS key, m.mem_value AS value, m.source "
         "FROM long_term_memory m WHERE m.namespace = %s AND m.mem_key = ANY(%s) "
-        "AND m.status = 'quarantined' ORDER BY m.id FOR UPDATE",
+        "AND m.quarantined ORDER BY m.id FOR UPDATE",
         (namespace, sorted(set(keys))),
     )
     return list(await cur.fetchall())
@@ -73,17 +73,18 @@ async def hold(
         cur = await conn.execute(
             "UPDATE long_term_memory m SET observation_count = m.observation_count + 1, "
             "confidence = least(m.confidence + %s, greatest(m.confidence, %s)), "
+            "occurred_at = least(m.occurred_at, %s), "
             "last_observed = now(), updated_at = now(), changed_by = %s "
             f"WHERE m.namespace = %s AND m.id = %s {_RETURNING}",
-            (step, claim.confidence, actor, namespace, again),
+            (step, claim.confidence, claim.occurred_at, actor, namespace, again),
         )
     else:
         cur = await conn.execute(
             "INSERT INTO long_term_memory AS m (id, namespace, mem_key, mem_value, memory_type, "
             "embedding, keywords, keyword_terms, confidence, importance, source, tags, metadata, "
-            "verified, permanent, changed_by, expires_at, status) "
+            "verified, permanent, changed_by, expires_at, occurred_at, status) "
             "VALUES (%s, %s, %s, %s, %s, %s::halfvec, %s::sparsevec, %s::int[], %s, %s, %s, "
-            f"%s::text[], %s, %s, %s, %s, %s, 'quarantined') {_RETURNING}",
+            f"%s::text[], %s, %s, %s, %s, %s, %s, 'quarantined') {_RETURNING}",
             (
                 claim.id,
                 namespace,
@@ -102,6 +103,7 @@ async def hold(
                 claim.permanent,
                 actor,
                 claim.expires_at,
+                claim.occurred_at,
             ),
         )
     row = await cur.fetchone()
@@ -135,7 +137,7 @@ async def activate(
     await conn.execute(
         "UPDATE long_term_memory m SET status = 'archived', updated_at = now(), "
         "changed_by = %s WHERE m.namespace = %s AND m.mem_key = %s "
-        "AND m.status IN ('active', 'cold')",
+        "AND m.live",
         (actor, namespace, found["key"]),
     )
     await _say(conn, actor, reason, change)

@@ -9,6 +9,7 @@ write, and at most `slack` after it (slack: 1% of the TTL, at most one minute).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -17,7 +18,7 @@ from hindsight.db.pool import Connection
 
 STEP_COLUMNS = (
     "w.step_index, w.role, w.content, w.summary, w.metadata, w.idempotency_key, "
-    "w.created_at, w.expires_at"
+    "w.created_at, w.expires_at, w.occurred_at"
 )
 
 
@@ -48,9 +49,9 @@ extended AS (
       AND w.namespace = %(ns)s AND w.session_id = %(sid)s AND w.expires_at > now()
 )
 INSERT INTO working_memory AS w (namespace, session_id, step_index, role, content, summary,
-                                 metadata, idempotency_key, expires_at)
+                                 metadata, idempotency_key, expires_at, occurred_at)
 SELECT %(ns)s, %(sid)s, sess.step_index, %(role)s, %(content)s, %(summary)s, %(metadata)s,
-       %(idem)s, sess.expires_at
+       %(idem)s, sess.expires_at, %(occurred)s::timestamptz
 FROM sess
 RETURNING {STEP_COLUMNS}
 """
@@ -67,6 +68,7 @@ async def append(
     metadata: dict[str, Any],
     idempotency_key: str | None,
     ttl_seconds: int,
+    occurred_at: datetime | None = None,
 ) -> dict[str, Any] | None:
     """Append one step with the next index; None when the session has ended.
 
@@ -85,6 +87,7 @@ async def append(
             "summary": summary,
             "metadata": Jsonb(metadata),
             "idem": idempotency_key,
+            "occurred": occurred_at,
         },
     )
     return await cur.fetchone()

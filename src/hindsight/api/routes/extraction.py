@@ -42,6 +42,7 @@ async def extract(
                 memory_type=k.observation.memory_type,
                 importance=k.observation.importance,
                 tags=list(k.observation.tags),
+                occurred_at=k.observation.occurred_at,
                 action=k.action,
                 result=observe_result(o) if o is not None else None,
             )

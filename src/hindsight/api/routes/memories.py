@@ -26,6 +26,7 @@ from hindsight.api.schemas import (
     Rejected,
     ReviewIn,
 )
+from hindsight.api.time_schemas import UtcTime
 from hindsight.services.memory import ForgetPolicy, Outcome
 from hindsight.stores.filters import MemoryFilter
 from hindsight.text.redact import marker_counts
@@ -110,10 +111,13 @@ async def list_memories(
     status_: Annotated[
         Literal["active", "cold", "archived", "quarantined", "all"] | None, Query(alias="status")
     ] = None,
+    occurred_after: Annotated[UtcTime, Query()] = None,
+    occurred_before: Annotated[UtcTime, Query()] = None,
 ) -> MemoryPage:
     """Memories in creation order. Follow `next_cursor` to visit every one exactly once.
     By default the live ones (active and cold); `status=archived` lists the archive and
-    `status=quarantined` the review queue."""
+    `status=quarantined` the review queue. `occurred_after`/`occurred_before` bound when
+    they happened (occurred_at, else when they were recorded)."""
     f = MemoryFilter(
         memory_types=tuple(memory_type or ()),
         tags_all=tuple(tag or ()),
@@ -121,6 +125,8 @@ async def list_memories(
         key=key,
         key_prefix=key_prefix,
         status=("active", "cold") if status_ is None else None if status_ == "all" else status_,
+        occurred_after=occurred_after,
+        occurred_before=occurred_before,
     )
     rows, next_cursor = await core.memories.list_page(namespace, f, limit=limit, cursor=cursor)
     return MemoryPage(memories=[MemoryOut.model_validate(r) for r in rows], next_cursor=next_cursor)
@@ -211,6 +217,8 @@ async def forget(
         action=body.action,
         dry_run=body.dry_run,
         limit=body.limit,
+        occurred_after=body.occurred_after,
+        occurred_before=body.occurred_before,
     )
     rows = await core.memories.forget(namespace, policy, actor=principal.name)
     return ForgetOut(

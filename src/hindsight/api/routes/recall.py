@@ -9,6 +9,7 @@ from fastapi import APIRouter, Response
 from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
 from hindsight.api.responses import json_response
 from hindsight.api.schemas import Components, RecallHit, RecallIn, RecallLogOut, RecallOut
+from hindsight.api.time_schemas import TimeWindowOut
 from hindsight.errors import InvalidInput, NotFound
 from hindsight.services.recall import RecallRequest
 from hindsight.stores.filters import MemoryFilter
@@ -21,8 +22,13 @@ async def recall(
     body: RecallIn, namespace: NamespaceDep, principal: PrincipalDep, core: CoreDep
 ) -> Response:
     """The `k` best memories for `query`, best first, each with its score and the
-    components of it: score = relevance × confidence × (1 + α·ln(1 + access_count))."""
-    for low, high in (("created_after", "created_before"), ("observed_after", "observed_before")):
+    components of it: score = relevance × confidence × (1 + α·ln(1 + access_count)), times
+    the lifecycle's factors and, when the query names a time ("last May"), the time factor."""
+    for low, high in (
+        ("created_after", "created_before"),
+        ("observed_after", "observed_before"),
+        ("occurred_after", "occurred_before"),
+    ):
         a, b = getattr(body, low), getattr(body, high)
         if a is not None and b is not None and a >= b:
             raise InvalidInput(f"{low}: must be earlier than {high}")
@@ -38,11 +44,15 @@ async def recall(
             created_before=body.created_before,
             observed_after=body.observed_after,
             observed_before=body.observed_before,
+            occurred_after=body.occurred_after,
+            occurred_before=body.occurred_before,
         ),
         fusion=body.fusion,
         keyword_weight=body.keyword_weight,
         min_relevance=body.min_relevance,
         hops=body.hops or core.settings.recall_hops,
+        reference_time=body.reference_time,
+        resolve_time=body.resolve_time,
     )
     result = await core.recall.recall(namespace, request, actor=principal.name)
     out = RecallOut(
@@ -54,7 +64,17 @@ async def recall(
             for r in result.results
         ],
         vector_skipped=result.vector_skipped,
+        rerank_skipped=result.rerank_skipped,
     )
+    window = result.time_window
+    if window is not None:
+        out.time_window = TimeWindowOut(
+            start=window.start,
+            end=window.end,
+            expression=window.expression,
+            reference_time=window.reference,
+            searched_query=result.searched_query or body.query,
+        )
     return json_response(out)
 
 

@@ -63,6 +63,7 @@ async def append_step(
         metadata=body.metadata,
         ttl_seconds=body.ttl_seconds,
         idempotency_key=key,
+        occurred_at=body.occurred_at,
     )
     return json_response(
         _step(session_id, appended.step),

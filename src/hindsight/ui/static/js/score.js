@@ -20,6 +20,7 @@ const BASIS = {
   recency_factor: (c) => (isNum(c.recency) ? `recency ${num(c.recency, 3)}` : ""),
   importance_factor: (c) => (isNum(c.importance) ? `importance ${num(c.importance, 2)}` : ""),
   hop_discount: () => "second hop",
+  time_factor: (c) => (c.time ? `occurred ${String(c.time).slice(0, 10)}` : ""),
 };
 
 export function factorNames(c) {

@@ -5,7 +5,8 @@ import { bars, formula } from "../score.js";
 const TYPES = ["fact", "preference", "experience", "reflection", "relation", "event", "summary"];
 const list = (s) => s.split(",").map((t) => t.trim()).filter(Boolean);
 const NUMBERS = ["min_confidence", "min_relevance", "keyword_weight", "hops"];
-const TIMES = ["created_after", "created_before", "observed_after", "observed_before"];
+const TIMES = ["created_after", "created_before", "observed_after", "observed_before",
+  "occurred_after", "occurred_before", "reference_time"];
 
 // The RecallIn body from the form: only what was filled in, so the service's defaults apply.
 function bodyOf(f) {
@@ -59,7 +60,10 @@ function form(p, onsubmit) {
     h("div", { class: "row" },
       field("created after", time("created_after")), field("created before", time("created_before")),
       field("observed after", time("observed_after")), field("observed before", time("observed_before")),
-      h("span", { class: "muted" }, "times are this browser's local time")));
+      h("span", { class: "muted" }, "times are this browser's local time")),
+    h("div", { class: "row" },
+      field("occurred after", time("occurred_after")), field("occurred before", time("occurred_before")),
+      field("asked at (reference time)", time("reference_time"))));
 }
 
 export async function render({ main, currentNamespace, showError }) {
@@ -80,6 +84,9 @@ export async function render({ main, currentNamespace, showError }) {
       out.replaceChildren(
         h("p", { class: "muted" }, `${r.results.length} result(s) · recall `, link("recalls", { ns, recall: r.recall_id }, r.recall_id),
           " · recalling counts as an access"),
+        r.time_window ? h("p", { class: "muted", id: "time-window" },
+          `"${r.time_window.expression}": ${r.time_window.start} to ${r.time_window.end}; `,
+          "memories that occurred outside it score less (time factor)") : null,
         r.results.length ? h("p", { class: "muted", id: "formula" }, `Here: ${formula(r.results)}`) : null,
         ...(r.results.length ? r.results.map((x, i) => hit(x, i, byId, ns)) : [h("p", {}, "Nothing matched.")]));
     } catch (err) {

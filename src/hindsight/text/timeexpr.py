@@ -1,0 +1,314 @@
+"""Time expressions in a question, resolved to a window against a reference time.
+
+"what did I do last May?" asked on 10 June 2024 means May 2024; asked on 10 April 2024 it
+means May 2023. Recall turns the first expression it finds into a window [start, end) in
+the reference time's own timezone (calendar days are the client's, not the server's), and
+ranks by it. Pure Python, English only; `resolve` answers None when nothing is found.
+
+Understood (case-insensitive):
+- today, tonight, this morning, yesterday, last night, the day before yesterday, tomorrow
+- this / last / next week, month, year, weekend; earlier this week / month / year
+- the past / last N days, weeks, months, years (a rolling window ending at the reference)
+- N days / weeks / months / years ago ("two weeks ago", "a couple of months ago")
+- last / this / next / in / during / since <month> ("last May", "in May": the most recent
+  May that began before the reference; "last May": the most recent one that has ended)
+- <month> <year> ("May 2023"), in / during <year> ("in 2023")
+- a date: 3 March 2024, the 3rd of March, March 3, March 3rd, 2024, 2024-03-03 (without a
+  year: the most recent one on or before the reference day)
+- last / on / this past / next <weekday> ("last Monday": the most recent Monday before
+  the reference day)
+- last / this / in (the) spring, summer, autumn, fall, winter (northern-hemisphere
+  seasons: March–May, June–August, September–November, December–February)
+- "since <any of the above>": from its start to the reference time
+
+Not understood: expressions anchored on an event ("two weeks before the wedding") — the
+anchor is a memory, not a date — and vague ones ("recently", "a while ago").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta, tzinfo
+
+_MONTHS = {
+    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4,
+    "apr": 4, "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
+    "september": 9, "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11,
+    "nov": 11, "december": 12, "dec": 12,
+}  # fmt: skip
+_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}  # fmt: skip
+# vague counts, each with how many units of slack on either side
+_VAGUE = {"a couple of": (2, 1), "couple of": (2, 1), "a few": (3, 1), "few": (3, 1)}
+_SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")(?:\.|\b)"
+_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?(?!\d)"
+_YEAR = r"(?P<year>(?:19|20)\d\d)(?!\d)"
+_COUNT = (
+    r"(?P<count>\d{1,3}|" + "|".join(sorted([*_VAGUE, *_NUMBERS], key=len, reverse=True)) + r")"
+)
+_UNIT = r"(?P<unit>day|week|month|year)s?"
+_WEEKDAY = r"(?P<weekday>" + "|".join(_WEEKDAYS) + r")"
+_SEASON = r"(?P<season>" + "|".join(_SEASONS) + r")"
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """[start, end) in the reference's timezone, and the words it was read from."""
+
+    start: datetime
+    end: datetime
+    expression: str
+    span: tuple[int, int]  # where the expression stands in the text
+    reference: datetime  # what it was read against
+
+    def contains(self, moment: datetime) -> bool:
+        return self.start <= moment < self.end
+
+    def without(self, text: str) -> str:
+        """The text with the expression cut out ("what did I do last May?" -> "what did I
+        do?"); the text unchanged when nothing else would be left."""
+        cut = text[: self.span[0]] + " " + text[self.span[1] :]
+        cut = re.sub(r"\s+([?.!,;:])", r"\1", re.sub(r"\s+", " ", cut)).strip()
+        return cut if re.search(r"\w", cut) else text
+
+
+Window = tuple[datetime, datetime]
+Rule = Callable[[re.Match[str], datetime], Window | None]
+
+
+def _midnight(d: date, tz: tzinfo | None) -> datetime:
+    return datetime(d.year, d.month, d.day, tzinfo=tz)
+
+
+def _days(d: date, n: int, tz: tzinfo | None) -> Window:
+    return _midnight(d, tz), _midnight(d + timedelta(days=n), tz)
+
+
+def _month(year: int, month: int, tz: tzinfo | None, months: int = 1) -> Window:
+    end_year, end_month = divmod(year * 12 + month - 1 + months, 12)
+    return datetime(year, month, 1, tzinfo=tz), datetime(end_year, end_month + 1, 1, tzinfo=tz)
+
+
+def _shift_month(year: int, month: int, by: int) -> tuple[int, int]:
+    y, m = divmod(year * 12 + month - 1 + by, 12)
+    return y, m + 1
+
+
+def _year(year: int, tz: tzinfo | None) -> Window:
+    return datetime(year, 1, 1, tzinfo=tz), datetime(year + 1, 1, 1, tzinfo=tz)
+
+
+def _monday(d: date) -> date:
+    return d - timedelta(days=d.weekday())
+
+
+def _count(word: str) -> tuple[int, int]:
+    word = re.sub(r"\s+", " ", word.lower())
+    if word in _VAGUE:
+        return _VAGUE[word]
+    return (int(word) if word.isdigit() else _NUMBERS[word]), 0
+
+
+def _calendar_day(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _dated(m: re.Match[str], ref: datetime) -> Window | None:
+    """A day of a month, with or without a year (then the latest one not after `ref`)."""
+    month, day = _MONTHS[m["month"].lower()], int(m["day"])
+    if m["year"]:
+        found = _calendar_day(int(m["year"]), month, day)
+    else:
+        found = _calendar_day(ref.year, month, day)
+        if found is None or found > ref.date():
+            found = _calendar_day(ref.year - 1, month, day)
+    return None if found is None else _days(found, 1, ref.tzinfo)
+
+
+def _iso(m: re.Match[str], ref: datetime) -> Window | None:
+    found = _calendar_day(int(m["y"]), int(m["m"]), int(m["d"]))
+    return None if found is None else _days(found, 1, ref.tzinfo)
+
+
+def _named_month(m: re.Match[str], ref: datetime) -> Window | None:
+    month, which = _MONTHS[m["month"].lower()], (m["which"] or "in").lower()
+    if m["month"] == "may" and which == "this" and not m["year"]:
+        return None  # "this may help": the verb, not the month
+    if m["year"]:
+        year = int(m["year"])
+    elif which == "this":
+        year = ref.year
+    elif which == "next":
+        year = ref.year if month > ref.month else ref.year + 1
+    elif which == "last":  # the latest one that is over
+        year = ref.year if month < ref.month else ref.year - 1
+    else:  # the latest one that has begun
+        year = ref.year if month <= ref.month else ref.year - 1
+    return _month(year, month, ref.tzinfo)
+
+
+def _in_year(m: re.Match[str], ref: datetime) -> Window:
+    return _year(int(m["year"]), ref.tzinfo)
+
+
+def _day_word(m: re.Match[str], ref: datetime) -> Window:
+    back = {
+        "today": 0, "tonight": 0, "this morning": 0, "this afternoon": 0, "this evening": 0,
+        "yesterday": 1, "last night": 1, "the day before yesterday": 2, "tomorrow": -1,
+    }[re.sub(r"\s+", " ", m["word"].lower())]  # fmt: skip
+    return _days(ref.date() - timedelta(days=back), 1, ref.tzinfo)
+
+
+def _unit(m: re.Match[str], ref: datetime) -> Window:
+    """this / last / next / earlier this week, month, year or weekend."""
+    which, unit, tz = re.sub(r"\s+", " ", m["which"].lower()), m["unit"].lower(), ref.tzinfo
+    by = {"last": -1, "next": 1}.get(which, 0)
+    if unit == "week":
+        start = _midnight(_monday(ref.date()) + timedelta(weeks=by), tz)
+        window = start, start + timedelta(weeks=1)
+    elif unit == "weekend":
+        monday = _monday(ref.date())
+        # the last weekend is the latest one that is over; this one is this week's
+        saturday = monday + timedelta(days=5 + 7 * by) if by >= 0 else monday - timedelta(days=2)
+        window = _days(saturday, 2, tz)
+    elif unit == "month":
+        window = _month(*_shift_month(ref.year, ref.month, by), tz)
+    else:
+        window = _year(ref.year + by, tz)
+    if which == "earlier this":
+        return window[0], ref
+    return window
+
+
+def _rolling(m: re.Match[str], ref: datetime) -> Window:
+    """the past / last N units: the N units up to the reference time."""
+    n, slack = _count(m["count"] or "1")
+    return _back(ref, m["unit"].lower(), n + slack), ref
+
+
+def _back(ref: datetime, unit: str, n: int) -> datetime:
+    if unit == "day":
+        return ref - timedelta(days=n)
+    if unit == "week":
+        return ref - timedelta(weeks=n)
+    year, month = _shift_month(ref.year, ref.month, -n * (12 if unit == "year" else 1))
+    day = min(ref.day, 28) if (year, month) != (ref.year, ref.month) else ref.day
+    return ref.replace(year=year, month=month, day=day)
+
+
+def _ago(m: re.Match[str], ref: datetime) -> Window:
+    """N units ago: that day, the week around that day, that calendar month or year."""
+    n, slack = _count(m["count"])
+    unit, tz = m["unit"].lower(), ref.tzinfo
+    if unit == "day":
+        return _days(ref.date() - timedelta(days=n + slack), 1 + 2 * slack, tz)
+    if unit == "week":
+        centre = ref.date() - timedelta(weeks=n)
+        return _days(centre - timedelta(days=3 + 7 * slack), 7 + 14 * slack, tz)
+    if unit == "month":
+        year, month = _shift_month(ref.year, ref.month, -n - slack)
+        return _month(year, month, tz, 1 + 2 * slack)
+    start = _year(ref.year - n - slack, tz)[0]
+    return start, _year(ref.year - n + slack, tz)[1]
+
+
+def _weekday(m: re.Match[str], ref: datetime) -> Window:
+    target = _WEEKDAYS.index(m["weekday"].lower())
+    if (m["which"] or "").lower() == "next":
+        ahead = (target - ref.weekday()) % 7 or 7
+        return _days(ref.date() + timedelta(days=ahead), 1, ref.tzinfo)
+    back = (ref.weekday() - target) % 7 or 7
+    return _days(ref.date() - timedelta(days=back), 1, ref.tzinfo)
+
+
+def _season(m: re.Match[str], ref: datetime) -> Window:
+    """A season, each named by the year it begins in (winter 2023: December 2023 to
+    February 2024)."""
+    first = _SEASONS[m["season"].lower()]
+    which = re.sub(r"\s+", " ", m["which"].lower())
+    begun = ref.year if ref.month >= first else ref.year - 1  # the latest that has begun
+    if which == "last":
+        year = begun if _month(begun, first, ref.tzinfo, 3)[1] <= ref else begun - 1
+    elif which == "this":
+        # the one under way, or else this year's (for winter: the coming one)
+        year = begun if first == 12 and ref.month <= 2 else ref.year
+    else:
+        year = begun
+    return _month(year, first, ref.tzinfo, 3)
+
+
+def _rule(pattern: str, handler: Rule) -> tuple[re.Pattern[str], Rule]:
+    return re.compile(pattern, re.IGNORECASE), handler
+
+
+_RULES = [
+    _rule(r"\b(?P<y>(?:19|20)\d\d)-(?P<m>[01]\d)-(?P<d>[0-3]\d)\b", _iso),
+    _rule(rf"\b(?:on\s+)?(?:the\s+)?{_DAY}(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?", _dated),
+    _rule(rf"\b(?:on\s+)?{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?", _dated),
+    _rule(
+        rf"\b(?:(?P<which>last|this|next|in|during|since|back in|early|late|mid)[\s-]+)?"
+        rf"{_MONTH}(?:\s+(?:of\s+)?{_YEAR})",
+        _named_month,
+    ),
+    _rule(
+        rf"\b(?P<which>last|this|next|in|during|since|back in|early|late|mid)[\s-]+{_MONTH}"
+        r"(?P<year>)",
+        _named_month,
+    ),
+    _rule(rf"\b(?:in|during|throughout|since|back in)\s+{_YEAR}", _in_year),
+    _rule(
+        r"\b(?P<word>the\s+day\s+before\s+yesterday|yesterday|today|tonight|tomorrow|"
+        r"last\s+night|this\s+(?:morning|afternoon|evening))\b",
+        _day_word,
+    ),
+    _rule(
+        rf"\b(?:in\s+|over\s+|during\s+)?the\s+(?:past|last)\s+(?:{_COUNT}\s+)?{_UNIT}\b",
+        _rolling,
+    ),
+    _rule(rf"\b(?:in\s+|over\s+)?(?:the\s+)?past\s+(?:{_COUNT}\s+)?{_UNIT}\b", _rolling),
+    _rule(rf"\blast\s+{_COUNT}\s+{_UNIT}\b", _rolling),
+    _rule(
+        r"\b(?P<which>earlier\s+this|this|last|next)\s+(?P<unit>weekend|week|month|year)\b",
+        _unit,
+    ),
+    _rule(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", _ago),
+    _rule(rf"\b(?:(?P<which>last|this\s+past|on|next)\s+){_WEEKDAY}\b", _weekday),
+    _rule(rf"\b(?P<which>last|this|in|during|in\s+the|over\s+the)\s+{_SEASON}\b", _season),
+]
+_SINCE = re.compile(r"\bsince\s+$", re.IGNORECASE)
+
+
+def resolve(text: str, reference: datetime | None = None) -> TimeWindow | None:
+    """The first time expression in `text` as a window, or None. `reference` is when the
+    question is asked (default: now, UTC); a naive one is taken as UTC."""
+    ref = reference or datetime.now(UTC)
+    if ref.tzinfo is None:
+        ref = ref.replace(tzinfo=UTC)
+    found: list[tuple[int, int, Window]] = []
+    for pattern, handler in _RULES:
+        for m in pattern.finditer(text):
+            try:
+                window = handler(m, ref)
+            except (ValueError, OverflowError):  # past the calendar's ends (year 1 or 9999)
+                continue
+            if window is not None and window[0] < window[1]:
+                found.append((m.start(), m.end(), window))
+    if not found:
+        return None
+    start, end, (lo, hi) = min(found, key=lambda f: (f[0], -f[1]))
+    since = _SINCE.search(text, 0, start)
+    if since is not None:
+        start = since.start()
+    if (since is not None or re.match(r"since\b", text[start:], re.IGNORECASE)) and lo < ref:
+        hi = ref
+    return TimeWindow(lo, hi, text[start:end].strip(), (start, end), ref)
