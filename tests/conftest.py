@@ -121,6 +121,19 @@ def brain() -> Iterator[FakeOpenAI]:
         yield fake
 
 
+@pytest.fixture(scope="module")
+def llm_server(module_db: str, redis_url: str, brain: FakeOpenAI) -> Iterator[ThreadServer]:
+    """A server whose LLM is the fake brain (a module may override it with its settings)."""
+    settings = make_settings(llm_base_url=brain.url, llm_model="fake-chat", llm_api_key="sk-llm")
+    with ThreadServer(settings, module_db, redis_url) as srv:
+        yield srv
+
+
+@pytest.fixture
+def llm_api(llm_server: ThreadServer, ns: str) -> Api:
+    return Api.at(llm_server.url, ns)
+
+
 @pytest.fixture
 def api(client: httpx.Client, ns: str) -> Api:
     return Api(client, ns)

@@ -124,11 +124,6 @@ def llm_server(module_db: str, redis_url: str, brain: FakeOpenAI) -> Iterator[Th
         yield srv
 
 
-@pytest.fixture
-def llm_api(llm_server: ThreadServer, ns: str) -> Api:
-    return Api.at(llm_server.url, ns)
-
-
 def test_llm_consolidation_reinforces_supersedes_and_drops_filler(llm_api: Api) -> None:
     color, city = llm_api.observe(
         {"key": "user.favorite_color", "value": "blue"}, {"key": "user.city", "value": "Oslo"}

@@ -3,26 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
-import pytest
-
-from tests.conftest import Api, make_settings
+from tests.conftest import Api
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.servers import ThreadServer
-
-
-@pytest.fixture(scope="module")
-def llm_server(module_db: str, redis_url: str, brain: FakeOpenAI) -> Iterator[ThreadServer]:
-    settings = make_settings(llm_base_url=brain.url, llm_model="fake-chat", llm_api_key="sk-llm")
-    with ThreadServer(settings, module_db, redis_url) as srv:
-        yield srv
-
-
-@pytest.fixture
-def llm_api(llm_server: ThreadServer, ns: str) -> Api:
-    return Api.at(llm_server.url, ns)
-
 
 CONVERSATION = [
     {"role": "user", "content": "Hello!"},

@@ -29,11 +29,6 @@ def llm_server(module_db: str, redis_url: str, brain: FakeOpenAI) -> Iterator[Th
         yield srv
 
 
-@pytest.fixture
-def llm_api(llm_server: ThreadServer, ns: str) -> Api:
-    return Api.at(llm_server.url, ns)
-
-
 def by_key(api: Api) -> dict[str, dict[str, Any]]:
     page = api.client.get(f"{api.base}/memories", params={"limit": 1000}).json()
     return {m["key"]: m for m in page["memories"]}

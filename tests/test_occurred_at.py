@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ import httpx
 import pytest
 
 from hindsight.client import Hindsight
-from tests.conftest import ADMIN_KEY, Api, make_settings
+from tests.conftest import ADMIN_KEY, Api
 from tests.support.cli import hindsight
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.poll import wait_until
@@ -334,18 +333,6 @@ def test_mcp_tools_take_occurred_at_and_the_reference_time(server: ThreadServer,
 
 
 # --- extraction and consolidation ----------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def llm_server(module_db: str, redis_url: str, brain: FakeOpenAI) -> Iterator[ThreadServer]:
-    settings = make_settings(llm_base_url=brain.url, llm_model="fake-chat", llm_api_key="sk-llm")
-    with ThreadServer(settings, module_db, redis_url) as srv:
-        yield srv
-
-
-@pytest.fixture
-def llm_api(llm_server: ThreadServer, ns: str) -> Api:
-    return Api.at(llm_server.url, ns)
 
 
 def test_extraction_takes_occurred_at_from_the_models_answer(
