@@ -5,12 +5,12 @@ indexes."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 from hindsight.config import Settings
 from hindsight.db.pool import open_pool
 from hindsight.stores import lifecycle as store
 from tests.support.lifecycle import days_from_now, run_pass, sql
+from tests.support.poll import wait_until
 
 N = 300
 
@@ -52,10 +52,8 @@ def test_cooling_a_bulk_load_is_hot_and_warming_too(fresh_db: str, settings: Set
     assert report.ran and len(moves) == N and {m.action for m in moves} == {"cold"}
 
     # statistics reach the shared counters after the backends' transactions, not at once
-    deadline = time.monotonic() + 20
-    while (after := updates(fresh_db))[0] - before[0] < N:
-        assert time.monotonic() < deadline, f"updates not counted in time: {after}"
-        time.sleep(0.1)
+    wait_until(lambda: updates(fresh_db)[0] - before[0] >= N, "the pass's updates are counted")
+    after = updates(fresh_db)
     updated, hot = after[0] - before[0], after[1] - before[1]
     assert updated == N
     # before 0020 none was (status is named by the partial indexes); with the computed
@@ -75,10 +73,8 @@ def test_cooling_a_bulk_load_is_hot_and_warming_too(fresh_db: str, settings: Set
             await pool.close()
 
     assert asyncio.run(warm()) == len(ids)
-    deadline = time.monotonic() + 20
-    while (warmed := updates(fresh_db))[0] - after[0] < len(ids):
-        assert time.monotonic() < deadline, f"updates not counted in time: {warmed}"
-        time.sleep(0.1)
+    wait_until(lambda: updates(fresh_db)[0] - after[0] >= len(ids), "the warming is counted")
+    warmed = updates(fresh_db)
     assert warmed[1] - after[1] >= 0.9 * len(ids), (warmed, after)
     assert sql(fresh_db, "SELECT count(*) FROM long_term_memory WHERE live") == [(N,)]
     history = sql(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +19,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
+from tests.support.poll import wait_until
 from tests.support.servers import free_port
 
 Scorer = Callable[[str, list[str]], list[float]]
@@ -112,11 +112,13 @@ class FakeRerank:
 
     def __enter__(self) -> FakeRerank:
         self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("fake rerank server did not start")
-            time.sleep(0.01)
+        wait_until(
+            lambda: self.server.started or not self.thread.is_alive(),
+            "the fake rerank server starts",
+            timeout=30,
+        )
+        if not self.server.started:
+            raise RuntimeError("fake rerank server did not start")
         return self
 
     def __exit__(self, *exc: Any) -> None:
