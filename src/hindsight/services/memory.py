@@ -330,7 +330,13 @@ class MemoryService:
                         break
             normal = [p for p in range(len(claims)) if p not in releasing and p not in holding]
             found = (
-                await store.near_duplicates(conn, namespace, [claims[p] for p in normal], threshold)
+                await store.near_duplicates(
+                    conn,
+                    namespace,
+                    [claims[p] for p in normal],
+                    threshold,
+                    self._settings.exact_search_max_rows,
+                )
                 if threshold > 0 and normal
                 else {}
             )
