@@ -169,7 +169,7 @@ async def overreading_near_duplicate_nodes(url: str, namespace: str, costs: str)
 def test_a_write_to_a_small_or_new_namespace_does_not_walk_the_big_ones_graph(
     big_db: str, costs: str, analyzed: bool
 ) -> None:
-    """Before and after ANALYZE. Each new key is checked for a near-identical memory before it is stored; through
+    """Each new key is checked for a near-identical memory before it is stored; through
     HNSW alone, a namespace with no or few memories had the graph walked for rows it does
     not have (400 ms a batch of 10, beside 10,000 memories)."""
     with psycopg.connect(big_db, autocommit=True) as conn:
