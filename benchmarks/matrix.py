@@ -24,6 +24,7 @@ import contextlib
 import json
 import random
 import signal
+import statistics
 import sys
 import time
 import uuid
@@ -158,10 +159,26 @@ def measure(url: str, queries: list[tuple[str, str]], settings: Settings) -> dic
     calls = recall_calls(queries, {})
     timed_calls(_svc, calls[:50], 1)  # connections, prepared statements, caches
     timed_calls(_svc, calls, 2)  # once untimed: every query's pages read once
-    http, _ = timed_calls(_svc, calls, 1)
+    spans: list[dict[str, float]] = []
+    http, _ = timed_calls(_svc, calls, 1, spans)
     sql = asyncio.run(raw_recall(url, queries, settings, MemoryFilter()))
     floor = asyncio.run(hnsw_floor(url, queries, settings))
     out: dict[str, Any] = {"recall": summary(http), "sql": summary(sql), "hnsw": summary(floor)}
+
+    # where the time went, by the service's Server-Timing (p50s, ms): the arms' SQL as the
+    # service ran them, the query's embedding, the rest of the service (ranking, request
+    # and response), and what the network and the client added
+    def p50(name: str) -> float:
+        return round(statistics.median(s.get(name, 0.0) for s in spans), 2)
+
+    app, db, embed = p50("app"), p50("db"), p50("embed")
+    out["profile"] = {
+        "db": db,
+        "embed": embed,
+        "python": round(app - db - embed, 2),
+        "app": app,
+        "http": round(out["recall"]["p50"] - app, 2),
+    }
     out["vs_sql"] = round(out["recall"]["p50"] / out["sql"]["p50"], 2)
     out["vs_hnsw"] = round(out["recall"]["p50"] / out["hnsw"]["p50"], 1)
     return out
@@ -231,6 +248,13 @@ def verdict(cell: Cell, m: dict[str, Any]) -> str:
     return "yes" if ok else "**no**"
 
 
+def profile(m: dict[str, Any]) -> str:
+    p = m.get("profile")
+    if not p:
+        return ""
+    return f"{p['db']} / {p['embed']} / {p['python']} / {p['http']}"
+
+
 def report(results: dict[str, dict[str, Any]], argv: list[str]) -> str:
     lines = [
         "# Recall on other workloads: the matrix",
@@ -241,8 +265,10 @@ def report(results: dict[str, dict[str, Any]], argv: list[str]) -> str:
         "Targets: p50 ≤ 5 ms and p99 ≤ 20 ms at 100k, p50 ≤ 10 ms at 1M.",
         "",
         "| corpus | load path | namespaces | memories | statistics | recall p50 | p99 | SQL p50 "
-        "| HNSW p50 | recall / SQL | recall / HNSW | target met | load, memories/s |",
-        "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
+        "| HNSW p50 | recall / SQL | recall / HNSW | target met | load, memories/s "
+        "| in service: db / embed / python / HTTP |",
+        "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: "
+        "| --- |",
     ]
     for key in sorted(results, key=lambda k: tuple(json.loads(k).values())):
         cell = Cell(**json.loads(key))
@@ -255,7 +281,7 @@ def report(results: dict[str, dict[str, Any]], argv: list[str]) -> str:
                 f"| {cell.corpus} | {cell.path} | {cell.spread:,} | {cell.n:,} | "
                 f"{phase.replace('_', ' ')} | {m['recall']['p50']} | {m['recall']['p99']} | "
                 f"{m['sql']['p50']} | {m['hnsw']['p50']} | {m['vs_sql']} | {m['vs_hnsw']} | "
-                f"{verdict(cell, m)} | {numbers.get('load_rate', '')} |"
+                f"{verdict(cell, m)} | {numbers.get('load_rate', '')} | {profile(m)} |"
             )
     return "\n".join(lines) + "\n"
 

@@ -41,11 +41,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
 from tests.support.servers import create_database, database_url, drop_database
 
 from benchmarks.corpus import Corpus
-from benchmarks.stack import Service, Stores, service, stores
+from benchmarks.stack import Service, Stores, server_timing, service, stores
 from hindsight import core
 from hindsight.config import Settings
 from hindsight.db.pool import open_pool
@@ -107,25 +106,32 @@ def namespaces(spread: int) -> list[str]:
 
 
 def timed_calls(
-    svc: Service, calls: list[Callable[[httpx.Client], httpx.Response]], concurrency: int
+    svc: Service,
+    calls: list[Callable[[Any], Any]],
+    concurrency: int,
+    spans: list[dict[str, float]] | None = None,
 ) -> tuple[list[float], float]:
-    """Latencies of `calls` spread over `concurrency` keep-alive clients, and the
-    throughput (calls/s)."""
+    """Latencies of `calls` spread over `concurrency` keep-alive clients (`LightClient`:
+    the standard library's, so the client's own cost stays out of the numbers), and the
+    throughput (calls/s). With `spans`, each response's Server-Timing goes there."""
     samples: list[float] = []
     lock = threading.Lock()
     chunks = [calls[i::concurrency] for i in range(concurrency)]
 
-    def worker(mine: list[Callable[[httpx.Client], httpx.Response]]) -> None:
-        local = []
-        with svc.client() as client:
+    def worker(mine: list[Callable[[Any], Any]]) -> None:
+        local, timings = [], []
+        with svc.light_client() as client:
             for call in mine:
                 start = time.perf_counter()
                 response = call(client)
                 local.append(time.perf_counter() - start)
                 if response.status_code >= 300:
                     raise RuntimeError(f"{response.status_code}: {response.text[:200]}")
+                timings.append(server_timing(response.headers.get("server-timing")))
         with lock:
             samples.extend(local)
+            if spans is not None:
+                spans.extend(timings)
 
     start = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:
@@ -135,7 +141,7 @@ def timed_calls(
 
 def recall_calls(
     queries: list[tuple[str, str]], body: dict[str, Any]
-) -> list[Callable[[httpx.Client], httpx.Response]]:
+) -> list[Callable[[Any], Any]]:
     return [
         (
             lambda c, ns=ns, q=q: c.post(

@@ -80,3 +80,26 @@ def test_metrics_need_a_key_for_every_namespace(
     )
     assert r.status_code == 403
     assert "HINDSIGHT_METRICS_PUBLIC" in r.json()["error"]["message"]
+
+
+def _spans(header: str) -> dict[str, float]:
+    out = {}
+    for part in header.split(","):
+        name, _, dur = part.strip().partition(";dur=")
+        out[name] = float(dur)
+    return out
+
+
+def test_a_recall_says_where_its_time_went(client: httpx.Client, api: Api) -> None:
+    """Server-Timing: the recall's database time, its query embedding, and the service's
+    whole time up to the response; a client can tell its own and the network's share."""
+    api.observe({"key": "user.city", "value": "Lisbon"})
+    response = client.post(f"{api.base}/recall", json={"query": "which city"})
+    assert response.status_code == 200, response.text
+    spans = _spans(response.headers["server-timing"])
+    assert set(spans) >= {"db", "embed", "app"}
+    assert 0 < spans["db"] < spans["app"]
+    assert 0 < spans["embed"] < spans["app"]
+    # any request carries the app's own time; only what ran is listed
+    health = client.get("/healthz")
+    assert set(_spans(health.headers["server-timing"])) == {"app"}

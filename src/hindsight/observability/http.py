@@ -1,6 +1,7 @@
 """One ASGI middleware for every HTTP request: a request id (the client's `X-Request-ID`
-when it is a sane token, else a new one; returned in the response), the latency histogram
-per route template and status, and one log line per request.
+when it is a sane token, else a new one; returned in the response), a `Server-Timing`
+header (`timing`), the latency histogram per route template and status, and one log line
+per request.
 
 The route is the template (`/v1/namespaces/{namespace}/recall`), never the path, so the
 metric's series stay few and ids or namespaces never become label values.
@@ -16,7 +17,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from hindsight.observability import metrics
+from hindsight.observability import metrics, timing
 from hindsight.observability.logs import request_id
 
 HEADER = b"x-request-id"
@@ -54,6 +55,7 @@ class RequestObserver:
             return
         rid = _given_id(scope) or uuid.uuid4().hex
         token = request_id.set(rid)
+        timings = timing.start()
         started = time.perf_counter()
         status = 500
 
@@ -63,6 +65,7 @@ class RequestObserver:
                 status = int(message["status"])
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != HEADER]
                 headers.append((HEADER, rid.encode("ascii")))
+                headers.append((timing.HEADER, timing.header(time.perf_counter() - started)))
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -73,6 +76,7 @@ class RequestObserver:
             route = _route(scope)
             metrics.HTTP_SECONDS.labels(scope["method"], route, str(status)).observe(seconds)
             self._log(scope, route, status, seconds, rid)
+            timing.reset(timings)
             request_id.reset(token)
 
     @staticmethod

@@ -21,7 +21,7 @@ from hindsight.db.reads import ReadRouter
 from hindsight.embeddings.base import Embedder
 from hindsight.errors import ProviderError, Unavailable
 from hindsight.ids import uuid7
-from hindsight.observability import metrics
+from hindsight.observability import metrics, timing
 from hindsight.rerank.base import Reranker
 from hindsight.rerank.combine import reranked
 from hindsight.retrieval.factors import LifecycleFactors
@@ -179,7 +179,8 @@ class RecallService:
         and why. Recall then ranks by keywords alone: a degraded answer beats none, and
         the response says it was degraded."""
         try:
-            (vector,) = await self._embedder.embed([query[: limits.QUERY_MAX_CHARS * 3]])
+            with timing.span("embed"):
+                (vector,) = await self._embedder.embed([query[: limits.QUERY_MAX_CHARS * 3]])
         except (Unavailable, ProviderError) as exc:
             log.warning("recall without the vector arm: %s", exc)
             metrics.RECALL_VECTOR_SKIPPED.inc()
@@ -210,10 +211,11 @@ class RecallService:
             per_arm = self._settings.time_window_candidates
             searches.append(dataclasses.replace(search, filter=narrowed, per_arm=per_arm))
         arms = ["keyword"] if vector is None else ["vector", "keyword"]
-        found, factors = await asyncio.gather(
-            asyncio.gather(*(self._arm(s, arm) for arm in arms for s in searches)),
-            self.factors(namespace, window),
-        )
+        with timing.span("db"):  # the arms run at once: the slower one's time
+            found, factors = await asyncio.gather(
+                asyncio.gather(*(self._arm(s, arm) for arm in arms for s in searches)),
+                self.factors(namespace, window),
+            )
         n = len(searches)
         by_arm = {
             arm: [row for rows in found[i * n : (i + 1) * n] for row in rows]
@@ -275,13 +277,14 @@ class RecallService:
             # the reranker scores the best max(k, HINDSIGHT_RERANK_CANDIDATES); k are kept
             depth = max(request.k, self._settings.rerank_candidates)
             searched = await self.searched(namespace, dataclasses.replace(request, k=depth))
-            ranked, rerank_skipped = await reranked(
-                self._reranker,
-                request.query,
-                searched.results,
-                request.k,
-                self._settings.rerank_weight,
-            )
+            with timing.span("rerank"):
+                ranked, rerank_skipped = await reranked(
+                    self._reranker,
+                    request.query,
+                    searched.results,
+                    request.k,
+                    self._settings.rerank_weight,
+                )
         metrics.RECALL_SECONDS.observe(time.perf_counter() - started)
         metrics.RECALL_RESULTS.observe(len(ranked))
         recall_id = uuid7()
