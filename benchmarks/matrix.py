@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import random
 import signal
 import statistics
@@ -161,6 +162,7 @@ def measure(url: str, queries: list[tuple[str, str]], settings: Settings) -> dic
     timed_calls(_svc, calls, 2)  # once untimed: every query's pages read once
     spans: list[dict[str, float]] = []
     http, _ = timed_calls(_svc, calls, 1, spans)
+    load_average = os.getloadavg()[0]  # other work on the machine skews every number
     sql = asyncio.run(raw_recall(url, queries, settings, MemoryFilter()))
     floor = asyncio.run(hnsw_floor(url, queries, settings))
     out: dict[str, Any] = {"recall": summary(http), "sql": summary(sql), "hnsw": summary(floor)}
@@ -179,6 +181,7 @@ def measure(url: str, queries: list[tuple[str, str]], settings: Settings) -> dic
         "app": app,
         "http": round(out["recall"]["p50"] - app, 2),
     }
+    out["load_average"] = round(load_average, 1)
     out["vs_sql"] = round(out["recall"]["p50"] / out["sql"]["p50"], 2)
     out["vs_hnsw"] = round(out["recall"]["p50"] / out["hnsw"]["p50"], 1)
     return out
@@ -266,9 +269,9 @@ def report(results: dict[str, dict[str, Any]], argv: list[str]) -> str:
         "",
         "| corpus | load path | namespaces | memories | statistics | recall p50 | p99 | SQL p50 "
         "| HNSW p50 | recall / SQL | recall / HNSW | target met | load, memories/s "
-        "| in service: db / embed / python / HTTP |",
+        "| in service: db / embed / python / HTTP | load avg |",
         "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: "
-        "| --- |",
+        "| --- | ---: |",
     ]
     for key in sorted(results, key=lambda k: tuple(json.loads(k).values())):
         cell = Cell(**json.loads(key))
@@ -281,7 +284,8 @@ def report(results: dict[str, dict[str, Any]], argv: list[str]) -> str:
                 f"| {cell.corpus} | {cell.path} | {cell.spread:,} | {cell.n:,} | "
                 f"{phase.replace('_', ' ')} | {m['recall']['p50']} | {m['recall']['p99']} | "
                 f"{m['sql']['p50']} | {m['hnsw']['p50']} | {m['vs_sql']} | {m['vs_hnsw']} | "
-                f"{verdict(cell, m)} | {numbers.get('load_rate', '')} | {profile(m)} |"
+                f"{verdict(cell, m)} | {numbers.get('load_rate', '')} | {profile(m)} | "
+                f"{m.get('load_average', '')} |"
             )
     return "\n".join(lines) + "\n"
 
