@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 from tests.support.servers import separate_database, spawn_server
@@ -81,8 +81,8 @@ class LightClient:
         content = response.read()
         return Reply(response.status, content, {k.lower(): v for k, v in response.getheaders()})
 
-    def get(self, path: str) -> Reply:
-        return self.request("GET", path)
+    def get(self, path: str, params: dict[str, Any] | None = None) -> Reply:
+        return self.request("GET", f"{path}?{urlencode(params)}" if params else path)
 
     def post(self, path: str, json: Any = None) -> Reply:
         return self.request("POST", path, json)
