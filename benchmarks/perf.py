@@ -365,8 +365,12 @@ async def raw_insert_rate(url: str, settings: Settings, rows: int, batch: int) -
     hs = await core.start(settings, database_url=url, redis_url=None, background=False)
     try:
         items = list(corpus_items(rows, 1, seed=23))
-        claims = await hs.memories._claims([i.observation for i in items])
-        claims = [dataclasses.replace(c, key="raw." + c.key) for c in claims]
+        observations = [i.observation for i in items]
+        claims = await hs.memories._claims(
+            observations, [settings.initial_confidence] * len(observations)
+        )
+        run = uuid.uuid4().hex[:8]  # a kept corpus is written to again by later runs
+        claims = [dataclasses.replace(c, key=f"raw.{run}." + c.key) for c in claims]
         sql = (
             "INSERT INTO long_term_memory (id, namespace, mem_key, mem_value, memory_type, "
             "embedding, keywords, keyword_terms, confidence, importance, tags, metadata) "

@@ -31,7 +31,7 @@ from tests.support.servers import free_port, wait_ready
 
 from benchmarks import matrix
 from benchmarks.corpora import CORPORA
-from benchmarks.perf import recall_calls, summary, timed_calls
+from benchmarks.perf import recall_calls, summary, timed_calls, writes
 from benchmarks.stack import API_KEY, Service, stores
 from hindsight.config import Settings
 
@@ -116,6 +116,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=600)
     parser.add_argument("--options", help="comma-separated option names (default: all)")
     parser.add_argument("--keep", type=Path, help="keep the loaded corpus here and reuse it")
+    parser.add_argument(
+        "--writes",
+        action="store_true",
+        help="also time writes and working memory on the served service (perf.writes)",
+    )
     args = parser.parse_args()
     cell = matrix.Cell(args.corpus, "import", 1, args.n)
     corpus = CORPORA[args.corpus]
@@ -142,7 +147,17 @@ def main() -> None:
                 with server(command, env | {f"HINDSIGHT_{k}": v for k, v in extra.items()}) as svc:
                     rows[name] = measure(svc, calls)
                 print(f"[{name}] {rows[name]}", flush=True)
+            wrote = {}
+            if args.writes:
+                command, _ = OPTIONS["uvicorn"]
+                with server(command, env) as svc:
+                    wrote = writes(svc, url, settings, args)
     text = report(rows, sys.argv[1:])
+    if wrote:
+        text += "\nWrites and working memory on the same service (p50 / p99 ms):\n\n"
+        for k, v in wrote.items():
+            shown = f"{v['p50']} / {v['p99']}" if isinstance(v, dict) else v
+            text += f"- {k}: {shown}\n"
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "server_options.md").write_text(text)
     print(text)
