@@ -33,13 +33,13 @@ from benchmarks.corpus import Corpus
 from benchmarks.stack import stores
 from hindsight.config import Settings
 from hindsight.db.pool import Connection, open_pool
-from hindsight.stores import memories as memory_store
+from hindsight.stores import search as search_store
 from hindsight.stores.filters import MemoryFilter
 
 ARMS = ("vector", "keyword")
 
 
-def searches(settings: Settings, spread: int, count: int) -> list[memory_store.Search]:
+def searches(settings: Settings, spread: int, count: int) -> list[search_store.Search]:
     rng = random.Random(99)
     corpus = Corpus(seed=99)
     names = perf.namespaces(spread)
@@ -51,7 +51,7 @@ def buffers(plan: dict[str, Any]) -> tuple[int, int]:
     return plan.get("Shared Hit Blocks", 0), plan.get("Shared Read Blocks", 0)
 
 
-async def explained(conn: Connection, search: memory_store.Search, arm: str) -> dict[str, float]:
+async def explained(conn: Connection, search: search_store.Search, arm: str) -> dict[str, float]:
     sql, params = search.statement(arm)
     cur = await conn.execute(
         "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) " + sql, params, binary=True
@@ -84,11 +84,11 @@ async def measure(url: str, settings: Settings, spread: int, queries: int) -> di
         for arm in ARMS:
             mine = found[:queries]
             for s in mine:  # warm what both arms read
-                await memory_store.arm_candidates(conn, s, arm)
+                await search_store.arm_candidates(conn, s, arm)
             client = []
             for s in mine:
                 start = time.perf_counter()
-                await memory_store.arm_candidates(conn, s, arm)
+                await search_store.arm_candidates(conn, s, arm)
                 client.append((time.perf_counter() - start) * 1000)
             warm = medians([await explained(conn, s, arm) for s in mine])
             out[f"{arm} warm"] = warm | {"client_ms": round(statistics.median(client), 2)}

@@ -51,9 +51,9 @@ from hindsight.db.pool import open_pool
 from hindsight.embeddings.builtin import BuiltinEmbedder
 from hindsight.retrieval.keywords import query_terms
 from hindsight.services.bulk_import import BulkImporter, ImportItem
-from hindsight.services.memory import Observation
+from hindsight.services.observing import Observation
 from hindsight.services.recall import RecallRequest
-from hindsight.stores import memories as memory_store
+from hindsight.stores import search as search_store
 from hindsight.stores.filters import MemoryFilter
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -157,12 +157,12 @@ def recall_calls(
 
 def search_of(
     namespace: str, query: str, settings: Settings, flt: MemoryFilter
-) -> memory_store.Search:
+) -> search_store.Search:
     """Recall's statements' inputs, as the service builds them (built-in embedder)."""
     from pgvector import HalfVector
 
     terms, counts = query_terms(query)
-    return memory_store.Search(
+    return search_store.Search(
         namespace,
         HalfVector(BuiltinEmbedder().embed_one(query)),
         terms,
@@ -181,9 +181,9 @@ async def raw_recall(
     pool = await open_pool(settings.model_copy(update={"db_pool_min": 2}), url, search=True)
     searches = [search_of(ns, q, settings, flt) for ns, q in queries]
 
-    async def arm(search: memory_store.Search, which: str) -> None:
+    async def arm(search: search_store.Search, which: str) -> None:
         async with pool.connection() as conn:
-            await memory_store.arm_candidates(conn, search, which)
+            await search_store.arm_candidates(conn, search, which)
 
     samples = []
     for search in searches:
@@ -216,14 +216,14 @@ async def hnsw_quality(
             terms, counts = query_terms(q)
             vector = HalfVector(embedder.embed_one(q))
             by_mode = {
-                exact_max: memory_store.Search(
+                exact_max: search_store.Search(
                     ns, vector, terms, counts, flt, 10, exact_max, base.keyword_postings_budget
                 )
                 for exact_max in (10**12, 0)
             }
             for arm in ("vector", "keyword"):
                 exact, approx = [
-                    [r["id"] for r in await memory_store.arm_candidates(conn, search, arm)]
+                    [r["id"] for r in await search_store.arm_candidates(conn, search, arm)]
                     for search in by_mode.values()
                 ]
                 overlap(approx, exact, arm)

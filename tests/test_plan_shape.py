@@ -25,7 +25,7 @@ from hindsight.db.pool import open_pool
 from hindsight.embeddings.builtin import BuiltinEmbedder
 from hindsight.retrieval.keywords import query_terms
 from hindsight.services.bulk_import import BulkImporter, parse_line
-from hindsight.stores import memories as memory_store
+from hindsight.stores import search as search_store
 from hindsight.stores.filters import MemoryFilter
 from tests.conftest import make_settings
 from tests.support.plans import PlanNode, executed_nodes, explain_generic
@@ -64,7 +64,7 @@ def big_db(pg_url: str) -> Iterator[str]:
         yield url
 
 
-def searches(namespace: str) -> Iterator[tuple[str, memory_store.Search]]:
+def searches(namespace: str) -> Iterator[tuple[str, search_store.Search]]:
     corpus = Corpus(seed=12)
     embedder = BuiltinEmbedder()
     queries = [corpus.query() for _ in range(3)]
@@ -81,7 +81,7 @@ def searches(namespace: str) -> Iterator[tuple[str, memory_store.Search]]:
         for f in filters:
             yield (
                 query,
-                memory_store.Search(
+                search_store.Search(
                     namespace, vector, terms, counts, f, PER_ARM, EXACT_MAX, BUDGET
                 ),
             )
@@ -139,7 +139,7 @@ async def overreading_near_duplicate_nodes(url: str, namespace: str, costs: str)
     embedder = BuiltinEmbedder()
     corpus = Corpus(seed=13)
     values = [corpus.query() for _ in range(5)]
-    sql, params = memory_store.near_duplicates_statement(
+    sql, params = search_store.near_duplicates_statement(
         namespace,
         [f"new.{i}" for i in range(len(values))],
         ["fact"] * len(values),
@@ -151,7 +151,7 @@ async def overreading_near_duplicate_nodes(url: str, namespace: str, costs: str)
     try:
         async with pool.connection() as conn, conn.transaction():
             await conn.execute(costs)
-            await memory_store.near_duplicate_settings(conn, on=True)
+            await search_store.near_duplicate_settings(conn, on=True)
             nodes = list(executed_nodes(await explain_generic(conn, sql, params)))
             found = [str(n) for n in nodes if n.rows_read > BOUND]
             found += [

@@ -276,7 +276,7 @@ def test_a_small_namespace_beside_a_big_one_is_not_read_by_scanning_the_table(
     from hindsight.db.pool import open_pool
     from hindsight.embeddings.builtin import BuiltinEmbedder
     from hindsight.retrieval.keywords import query_terms
-    from hindsight.stores import memories as memory_store
+    from hindsight.stores import search as search_store
     from hindsight.stores.filters import MemoryFilter
 
     settings = make_settings(exact_search_max_rows=200)
@@ -288,19 +288,19 @@ def test_a_small_namespace_beside_a_big_one_is_not_read_by_scanning_the_table(
             conn.execute("ANALYZE long_term_memory")  # one namespace, as far as it knows
         Api.at(srv.url, "tiny").observe({"key": "k", "value": "the crane in the harbour"})
 
-    def search(namespace: str) -> memory_store.Search:
+    def search(namespace: str) -> search_store.Search:
         terms, counts = query_terms("harbour crane")
         vector = HalfVector(BuiltinEmbedder().embed_one("harbour crane"))
-        return memory_store.Search(namespace, vector, terms, counts, MemoryFilter(), 20, 200, 3000)
+        return search_store.Search(namespace, vector, terms, counts, MemoryFilter(), 20, 200, 3000)
 
     async def scans_of_tiny(arm: str) -> tuple[int, int]:
         pool = await open_pool(settings, fresh_db, search=True)
         try:
             async with pool.connection() as conn:
                 for _ in range(8):  # prepared after 5, then planned once for all
-                    assert await memory_store.arm_candidates(conn, search("big"), arm)
+                    assert await search_store.arm_candidates(conn, search("big"), arm)
                 async with conn.transaction():
-                    found = await memory_store.arm_candidates(conn, search("tiny"), arm)
+                    found = await search_store.arm_candidates(conn, search("tiny"), arm)
                     cur = await conn.execute(
                         "SELECT seq_scan FROM pg_stat_xact_user_tables "
                         "WHERE relname = 'long_term_memory'"

@@ -37,8 +37,7 @@ from hindsight.retrieval.ranking import (
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.policy import PolicyService
 from hindsight.services.redaction import scrubber
-from hindsight.stores import memories as store
-from hindsight.stores import recall_log
+from hindsight.stores import recall_log, search as store
 from hindsight.stores.filters import MemoryFilter
 from hindsight.stores.recall_log import RecallEntry
 from hindsight.text import timeexpr
