@@ -59,7 +59,7 @@ from benchmarks.stack import API_KEY, stores
 from hindsight import core
 from hindsight.config import Settings
 from hindsight.services.bulk_import import BulkImporter, ImportItem
-from hindsight.services.memory import Observation
+from hindsight.services.observing import Observation
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DAY = timedelta(days=1)

@@ -35,7 +35,7 @@ from hindsight.config import Settings
 from hindsight.db import migrate
 from hindsight.embeddings import create_embedder
 from hindsight.runtime.embedded_postgres import embedded_postgres
-from hindsight.services.memory import Observation
+from hindsight.services.observing import Observation
 from hindsight.services.policy import Policy
 from hindsight.services.recall import RecallRequest
 

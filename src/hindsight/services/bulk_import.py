@@ -41,18 +41,12 @@ from hindsight.db.reads import ReadRouter
 from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import document_vector
-from hindsight.services.memory import (
-    MemoryService,
-    Observation,
-    Outcome,
-    memory_text,
-    normalise_tags,
-)
+from hindsight.services.memory import MemoryService, memory_text
+from hindsight.services.observing import Observation, Outcome, normalise_tags
 from hindsight.services.redaction import scrubber
 from hindsight.services.roles import Role
 from hindsight.services.search_indexes import build_missing
-from hindsight.stores import imports as store
-from hindsight.stores import search_indexes as index_store
+from hindsight.stores import imports as store, search_indexes as index_store
 
 CHUNK = 5_000
 # Rebuild the search indexes when the import at least doubles the table.

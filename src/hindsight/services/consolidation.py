@@ -44,7 +44,8 @@ from hindsight.services.distill import (
     Distiller,
     screen,
 )
-from hindsight.services.memory import MemoryService, Outcome
+from hindsight.services.memory import MemoryService
+from hindsight.services.observing import Outcome
 from hindsight.services.redaction import scrubber
 from hindsight.stores import jobs as store
 from hindsight.stores.hot_steps import HotSteps

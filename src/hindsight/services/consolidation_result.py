@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hindsight.services.distill import Distilled
-from hindsight.services.memory import Outcome
+from hindsight.services.observing import Outcome
 
 
 def outcome_json(o: Outcome) -> dict[str, Any]:

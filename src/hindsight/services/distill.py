@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from hindsight import limits
 from hindsight.llm import LLM
 from hindsight.llm.prompts import DISTILL_SYSTEM, distill_user, trusted
-from hindsight.services.memory import Observation
+from hindsight.services.observing import Observation
 from hindsight.services.recall import RecallRequest, RecallService
 from hindsight.text.filler import is_filler
 

@@ -11,7 +11,8 @@ from hindsight.errors import NotConfigured
 from hindsight.llm import LLM
 from hindsight.llm.prompts import trusted
 from hindsight.services.distill import Distilled, Distiller
-from hindsight.services.memory import MemoryService, Observation, Outcome
+from hindsight.services.memory import MemoryService
+from hindsight.services.observing import Observation, Outcome
 from hindsight.text.injection import KINDS, describe, markers
 
 

@@ -13,7 +13,7 @@ import dataclasses
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -33,40 +33,21 @@ from hindsight.retrieval.keywords import document_vector
 from hindsight.services import roles
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.erasure import erase_traces
+from hindsight.services.observing import Observation, ObserveBatch, Outcome, normalise_tags
 from hindsight.services.policy import PolicyService
 from hindsight.services.redaction import scrubber
 from hindsight.services.roles import Role, vouching
-from hindsight.services.trust import Verdict, judge, releases
-from hindsight.stores import erasure as erasure_store
-from hindsight.stores import lifecycle as lifecycle_store
-from hindsight.stores import memories as store
-from hindsight.stores import quarantine as quarantine_store
+from hindsight.stores import (
+    erasure as erasure_store,
+    memories as store,
+    quarantine as quarantine_store,
+)
 from hindsight.stores.filters import MemoryFilter
 from hindsight.text import memory_text as memory_text  # re-exported: callers import it here
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Observation:
-    """One claim as a client states it."""
-
-    key: str
-    value: str
-    memory_type: str = "fact"
-    source: str | None = None
-    confidence: float | None = None  # initial confidence when the key is new or superseded
-    importance: float = 0.5
-    tags: Sequence[str] = ()
-    metadata: dict[str, Any] = field(default_factory=dict)
-    verified: bool = False
-    permanent: bool = False
-    expires_at: datetime | None = None  # hard expiry
-    occurred_at: datetime | None = None  # when it happened (None: unknown)
-    # set by a caller that knows the claim is suspect (why): it is quarantined
-    suspect: str | None = None
 
 
 @dataclass(frozen=True)
@@ -100,28 +81,6 @@ class ForgetPolicy:
         if self.occurred_before is not None:
             parts.append(f"occurred before {self.occurred_before.isoformat()}")
         return "forget: " + "; ".join(parts)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    id: uuid.UUID
-    key: str
-    outcome: str  # created | reinforced | superseded | quarantined | released
-    confidence: float
-    observation_count: int
-    memory_type: str
-    # Set when a new key was a near-duplicate of another memory, which it reinforced.
-    requested_key: str | None = None
-    similarity: float | None = None
-    # secrets and personal data replaced before storage, per kind (never the secret)
-    redactions: dict[str, int] = field(default_factory=dict)
-    trust: float | None = None  # the source's trust in the namespace's policy
-    confidence_capped: bool = False  # the initial confidence was lowered to the trust
-    reason: str | None = None  # why it was quarantined, or released
-
-
-def normalise_tags(tags: Sequence[str]) -> list[str]:
-    return sorted({t.strip() for t in tags if t.strip()})
 
 
 def encode_cursor(memory_id: uuid.UUID) -> str:
@@ -162,20 +121,6 @@ async def with_retry(
                 "PostgreSQL is unreachable; try again shortly", retry_after=2
             ) from exc
     raise AssertionError("unreachable")
-
-
-def _rounds(claims: Sequence[store.NewClaim]) -> list[list[int]]:
-    """Round r holds the r-th occurrence of each key: one statement per round, since one
-    INSERT ... ON CONFLICT cannot touch the same row twice."""
-    rounds: list[list[int]] = []
-    seen: dict[str, int] = {}
-    for position, claim in enumerate(claims):
-        r = seen.get(claim.key, 0)
-        seen[claim.key] = r + 1
-        if r == len(rounds):
-            rounds.append([])
-        rounds[r].append(position)
-    return rounds
 
 
 class MemoryService:
@@ -267,148 +212,23 @@ class MemoryService:
         ]
         trust = (await self._policies.get(namespace)).trust
         assert trust is not None
-        curator = role.at_least(Role.CURATOR)
-
-        def verdict(o: Observation, live: dict[str, Any] | None) -> Verdict:
-            return judge(
-                trust,
-                key=o.key,
-                value=o.value,
-                source=o.source,
-                confidence=initial if o.confidence is None else o.confidence,
-                explicit=o.confidence is not None,
-                curator=curator,
-                verified=o.verified,
-                live=live,
-                suspect=o.suspect,
-            )
-
-        prepared = await self._claims(items, [verdict(o, None).confidence for o in items])
-        threshold = self._settings.dedup_threshold if dedup else 0.0
-        step = self._settings.reinforcement_step
-
-        async def work(conn: Connection) -> list[Outcome]:
-            claims = list(prepared)
-            # an expired memory's key starts over: the old claim is gone, not reinforced
-            await lifecycle_store.delete_expired_keys(conn, namespace, [c.key for c in claims])
-            keys = [c.key for c in claims]
-            live = await quarantine_store.live_rows(conn, namespace, keys)
-            verdicts = [verdict(o, live.get(o.key)) for o in items]
-            held = await quarantine_store.waiting(conn, namespace, keys)
-            results: list[Outcome | None] = [None] * len(claims)
-
-            def outcome_of(p: int, row: dict[str, Any], outcome: str, reason: str | None) -> None:
-                results[p] = Outcome(
-                    id=row["id"],
-                    key=row["key"],
-                    outcome=outcome,
-                    confidence=float(row["confidence"]),
-                    observation_count=int(row["observation_count"]),
-                    memory_type=row["memory_type"],
-                    redactions=redactions[p],
-                    trust=verdicts[p].trust,
-                    confidence_capped=verdicts[p].capped,
-                    reason=reason,
-                )
-
-            # what waits for review, what releases a claim that waits, and the rest
-            holding: list[int] = []
-            releasing: dict[int, dict[str, Any]] = {}
-            for p, (claim, v) in enumerate(zip(claims, verdicts, strict=True)):
-                if v.reason is not None:
-                    holding.append(p)
-                    continue
-                current = live.get(claim.key)
-                if current is not None and current["value"] == claim.value:
-                    continue  # the live memory already says so: it is reinforced
-                for w in held:
-                    if (w["key"], w["value"]) == (claim.key, claim.value) and releases(
-                        trust, claim.source, w["source"]
-                    ):
-                        releasing[p] = w
-                        held.remove(w)
-                        break
-            normal = [p for p in range(len(claims)) if p not in releasing and p not in holding]
-            found = (
-                await store.near_duplicates(
-                    conn,
-                    namespace,
-                    [claims[p] for p in normal],
-                    threshold,
-                    self._settings.exact_search_max_rows,
-                )
-                if threshold > 0 and normal
-                else {}
-            )
-            twins = {normal[i]: twin for i, twin in found.items()}
-            for position, twin in twins.items():
-                claims[position] = dataclasses.replace(
-                    claims[position], key=twin["key"], value=twin["value"]
-                )
-            for positions in _rounds([claims[p] for p in normal]):
-                positions = [normal[i] for i in positions]
-                # sorted by key, so concurrent batches lock rows in the same order
-                positions.sort(key=lambda p: claims[p].key)
-                rows = await store.observe(
-                    conn, namespace, [claims[p] for p in positions], actor=actor, step=step
-                )
-                by_key = {row["key"]: row for row in rows}
-                for p in positions:
-                    row = by_key[claims[p].key]
-                    if row["created"]:
-                        outcome = "created"
-                    elif row["observation_count"] == 1:
-                        outcome = "superseded"
-                    else:
-                        outcome = "reinforced"
-                    matched = twins.get(p)
-                    results[p] = Outcome(
-                        id=row["id"],
-                        key=row["key"],
-                        outcome=outcome,
-                        confidence=float(row["confidence"]),
-                        observation_count=int(row["observation_count"]),
-                        memory_type=row["memory_type"],
-                        requested_key=prepared[p].key if matched else None,
-                        similarity=round(float(matched["similarity"]), 6) if matched else None,
-                        redactions=redactions[p],
-                        trust=verdicts[p].trust,
-                        confidence_capped=verdicts[p].capped,
-                    )
-            for p, w in releasing.items():
-                why = (
-                    f"released: observed again by {claims[p].source or 'a client with no source'}"
-                    f" (trust {verdicts[p].trust:g}), independently of {w['source'] or 'no source'}"
-                )
-                freed = await quarantine_store.activate(
-                    conn, namespace, w["id"], actor=actor, change="released", reason=why, step=step
-                )
-                assert freed is not None  # locked by `waiting`
-                outcome_of(p, freed, "released", why)
-            again: dict[tuple[str, str, str | None], Any] = {
-                (w["key"], w["value"], w["source"]): w["id"] for w in held
-            }
-            for p in holding:
-                c = claims[p]
-                reason = verdicts[p].reason
-                assert reason is not None
-                kept = await quarantine_store.hold(
-                    conn,
-                    namespace,
-                    c,
-                    actor=actor,
-                    reason="quarantined: " + reason,
-                    step=step,
-                    again=again.get((c.key, c.value, c.source)),
-                )
-                again[(c.key, c.value, c.source)] = kept["id"]
-                outcome_of(p, kept, "quarantined", reason)
-            outcomes = [r for r in results if r is not None]
-            if then is not None:
-                await then(conn, outcomes)
-            return outcomes
-
-        outcomes = await self._write(namespace, work)
+        batch = ObserveBatch(
+            namespace=namespace,
+            items=items,
+            redactions=redactions,
+            trust=trust,
+            curator=role.at_least(Role.CURATOR),
+            initial=initial,
+            threshold=self._settings.dedup_threshold if dedup else 0.0,
+            exact_max=self._settings.exact_search_max_rows,
+            step=self._settings.reinforcement_step,
+            actor=actor,
+            then=then,
+        )
+        batch.prepared = await self._claims(
+            items, [batch.verdict(o, None).confidence for o in items]
+        )
+        outcomes = await self._write(namespace, batch.run)
         for done in outcomes:
             label = "deduplicated" if done.requested_key else done.outcome
             metrics.OBSERVE_OUTCOMES.labels(label).inc()

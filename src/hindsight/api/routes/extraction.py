@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from hindsight.api.deps import CoreDep, PrincipalDep, WritableNamespaceDep
 from hindsight.api.routes.memories import observe_result
 from hindsight.api.schemas import Dropped, Extracted, ExtractIn, ExtractOut
-from hindsight.services.memory import Outcome
+from hindsight.services.observing import Outcome
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["extraction"])
 

@@ -1,0 +1,242 @@
+"""What one observe call does inside its transaction, and the claims and outcomes it
+deals in: each key stored, reinforced or superseded in order, a near-identical new key
+folded into the memory it repeats, and what the trust policy holds back quarantined or
+released (`MemoryService.observe` prepares the batch and runs it)."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from hindsight.db.pool import Connection
+from hindsight.services.policy import TrustPolicy
+from hindsight.services.trust import Verdict, judge, releases
+from hindsight.stores import (
+    lifecycle as lifecycle_store,
+    memories as store,
+    quarantine as quarantine_store,
+    search as search_store,
+)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One claim as a client states it."""
+
+    key: str
+    value: str
+    memory_type: str = "fact"
+    source: str | None = None
+    confidence: float | None = None  # initial confidence when the key is new or superseded
+    importance: float = 0.5
+    tags: Sequence[str] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+    verified: bool = False
+    permanent: bool = False
+    expires_at: datetime | None = None  # hard expiry
+    occurred_at: datetime | None = None  # when it happened (None: unknown)
+    # set by a caller that knows the claim is suspect (why): it is quarantined
+    suspect: str | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    id: uuid.UUID
+    key: str
+    outcome: str  # created | reinforced | superseded | quarantined | released
+    confidence: float
+    observation_count: int
+    memory_type: str
+    # Set when a new key was a near-duplicate of another memory, which it reinforced.
+    requested_key: str | None = None
+    similarity: float | None = None
+    # secrets and personal data replaced before storage, per kind (never the secret)
+    redactions: dict[str, int] = field(default_factory=dict)
+    trust: float | None = None  # the source's trust in the namespace's policy
+    confidence_capped: bool = False  # the initial confidence was lowered to the trust
+    reason: str | None = None  # why it was quarantined, or released
+
+
+def normalise_tags(tags: Sequence[str]) -> list[str]:
+    return sorted({t.strip() for t in tags if t.strip()})
+
+
+def _rounds(claims: Sequence[store.NewClaim]) -> list[list[int]]:
+    """Round r holds the r-th occurrence of each key: one statement per round, since one
+    INSERT ... ON CONFLICT cannot touch the same row twice."""
+    rounds: list[list[int]] = []
+    seen: dict[str, int] = {}
+    for position, claim in enumerate(claims):
+        r = seen.get(claim.key, 0)
+        seen[claim.key] = r + 1
+        if r == len(rounds):
+            rounds.append([])
+        rounds[r].append(position)
+    return rounds
+
+
+@dataclass
+class ObserveBatch:
+    """One observe call's items, ready to write (`prepared`: embedded, confidence set)."""
+
+    namespace: str
+    items: Sequence[Observation]
+    redactions: list[dict[str, int]]
+    trust: TrustPolicy
+    curator: bool
+    initial: float
+    threshold: float  # near-duplicate similarity; 0: no folding
+    exact_max: int
+    step: float
+    actor: str
+    then: Callable[[Connection, list[Outcome]], Awaitable[None]] | None = None
+    prepared: list[store.NewClaim] = field(default_factory=list)
+
+    def verdict(self, o: Observation, live: dict[str, Any] | None) -> Verdict:
+        return judge(
+            self.trust,
+            key=o.key,
+            value=o.value,
+            source=o.source,
+            confidence=self.initial if o.confidence is None else o.confidence,
+            explicit=o.confidence is not None,
+            curator=self.curator,
+            verified=o.verified,
+            live=live,
+            suspect=o.suspect,
+        )
+
+    async def run(self, conn: Connection) -> list[Outcome]:
+        claims = list(self.prepared)
+        # an expired memory's key starts over: the old claim is gone, not reinforced
+        await lifecycle_store.delete_expired_keys(conn, self.namespace, [c.key for c in claims])
+        keys = [c.key for c in claims]
+        live = await quarantine_store.live_rows(conn, self.namespace, keys)
+        verdicts = [self.verdict(o, live.get(o.key)) for o in self.items]
+        held = await quarantine_store.waiting(conn, self.namespace, keys)
+        results: list[Outcome | None] = [None] * len(claims)
+
+        def outcome_of(p: int, row: dict[str, Any], outcome: str, reason: str | None) -> None:
+            results[p] = Outcome(
+                id=row["id"],
+                key=row["key"],
+                outcome=outcome,
+                confidence=float(row["confidence"]),
+                observation_count=int(row["observation_count"]),
+                memory_type=row["memory_type"],
+                redactions=self.redactions[p],
+                trust=verdicts[p].trust,
+                confidence_capped=verdicts[p].capped,
+                reason=reason,
+            )
+
+        # what waits for review, what releases a claim that waits, and the rest
+        holding: list[int] = []
+        releasing: dict[int, dict[str, Any]] = {}
+        for p, (claim, v) in enumerate(zip(claims, verdicts, strict=True)):
+            if v.reason is not None:
+                holding.append(p)
+                continue
+            current = live.get(claim.key)
+            if current is not None and current["value"] == claim.value:
+                continue  # the live memory already says so: it is reinforced
+            for w in held:
+                if (w["key"], w["value"]) == (claim.key, claim.value) and releases(
+                    self.trust, claim.source, w["source"]
+                ):
+                    releasing[p] = w
+                    held.remove(w)
+                    break
+        normal = [p for p in range(len(claims)) if p not in releasing and p not in holding]
+        found = (
+            await search_store.near_duplicates(
+                conn,
+                self.namespace,
+                [claims[p] for p in normal],
+                self.threshold,
+                self.exact_max,
+            )
+            if self.threshold > 0 and normal
+            else {}
+        )
+        twins = {normal[i]: twin for i, twin in found.items()}
+        for position, twin in twins.items():
+            claims[position] = dataclasses.replace(
+                claims[position], key=twin["key"], value=twin["value"]
+            )
+        for positions in _rounds([claims[p] for p in normal]):
+            positions = [normal[i] for i in positions]
+            # sorted by key, so concurrent batches lock rows in the same order
+            positions.sort(key=lambda p: claims[p].key)
+            rows = await store.observe(
+                conn,
+                self.namespace,
+                [claims[p] for p in positions],
+                actor=self.actor,
+                step=self.step,
+            )
+            by_key = {row["key"]: row for row in rows}
+            for p in positions:
+                row = by_key[claims[p].key]
+                if row["created"]:
+                    outcome = "created"
+                elif row["observation_count"] == 1:
+                    outcome = "superseded"
+                else:
+                    outcome = "reinforced"
+                matched = twins.get(p)
+                results[p] = Outcome(
+                    id=row["id"],
+                    key=row["key"],
+                    outcome=outcome,
+                    confidence=float(row["confidence"]),
+                    observation_count=int(row["observation_count"]),
+                    memory_type=row["memory_type"],
+                    requested_key=self.prepared[p].key if matched else None,
+                    similarity=round(float(matched["similarity"]), 6) if matched else None,
+                    redactions=self.redactions[p],
+                    trust=verdicts[p].trust,
+                    confidence_capped=verdicts[p].capped,
+                )
+        for p, w in releasing.items():
+            why = (
+                f"released: observed again by {claims[p].source or 'a client with no source'}"
+                f" (trust {verdicts[p].trust:g}), independently of {w['source'] or 'no source'}"
+            )
+            freed = await quarantine_store.activate(
+                conn,
+                self.namespace,
+                w["id"],
+                actor=self.actor,
+                change="released",
+                reason=why,
+                step=self.step,
+            )
+            assert freed is not None  # locked by `waiting`
+            outcome_of(p, freed, "released", why)
+        again: dict[tuple[str, str, str | None], Any] = {
+            (w["key"], w["value"], w["source"]): w["id"] for w in held
+        }
+        for p in holding:
+            c = claims[p]
+            reason = verdicts[p].reason
+            assert reason is not None
+            kept = await quarantine_store.hold(
+                conn,
+                self.namespace,
+                c,
+                actor=self.actor,
+                reason="quarantined: " + reason,
+                step=self.step,
+                again=again.get((c.key, c.value, c.source)),
+            )
+            again[(c.key, c.value, c.source)] = kept["id"]
+            outcome_of(p, kept, "quarantined", reason)
+        outcomes = [r for r in results if r is not None]
+        if self.then is not None:
+            await self.then(conn, outcomes)
+        return outcomes
