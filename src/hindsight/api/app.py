@@ -17,12 +17,12 @@ from hindsight.api.routes import (
     jobs,
     lifecycle,
     memories,
+    metrics as metrics_route,
     namespaces,
     overview,
     recall,
     sessions,
 )
-from hindsight.api.routes import metrics as metrics_route
 from hindsight.config import Settings
 from hindsight.mcp.http import McpEndpoint
 from hindsight.observability import metrics

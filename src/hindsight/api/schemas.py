@@ -6,20 +6,43 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, Field, model_validator
 
 from hindsight import limits
-from hindsight.api.time_schemas import OccurredAt, TimeWindowOut, UtcTime
+
+# Recall's and working memory's bodies live beside this module; they are re-exported so that
+# `hindsight.api.schemas` stays the one place the SDK's callers find every model.
+from hindsight.api.recall_schemas import (
+    Components as Components,
+    RecallHit as RecallHit,
+    RecallIn as RecallIn,
+    RecallLogOut as RecallLogOut,
+    RecallOut as RecallOut,
+)
+from hindsight.api.session_schemas import (
+    ContextOut as ContextOut,
+    EarlierStep as EarlierStep,
+    JobOut as JobOut,
+    SessionDeleted as SessionDeleted,
+    SessionEnded as SessionEnded,
+    SessionOut as SessionOut,
+    StepIn as StepIn,
+    StepOut as StepOut,
+    StepPatch as StepPatch,
+    StepsOut as StepsOut,
+)
+from hindsight.api.time_schemas import OccurredAt, UtcTime
 from hindsight.api.validation import (
-    IdempotencyKey,
     Key,
+    MemoryType,
     Metadata,
-    Query,
     Role,
+    SettableStatus,
     Source,
+    Status,
     StepContent,
-    StepSummary,
     StoredJson,
+    Strict,
     Tag,
     Value,
 )
@@ -27,14 +50,7 @@ from hindsight.api.validation import (
 if TYPE_CHECKING:
     # Imported when used: these models are also the SDK's, which runs without the server's
     # dependencies (the services pull in psycopg and pgvector).
-    from hindsight.services.memory import Observation
-
-MemoryType = Literal[
-    "fact", "preference", "experience", "reflection", "relation", "event", "summary"
-]
-Status = Literal["active", "cold", "archived", "quarantined"]
-# what a PATCH may set: a quarantined memory leaves quarantine only by a curator's review
-SettableStatus = Literal["active", "cold", "archived"]
+    from hindsight.services.observing import Observation
 
 
 MEMORY_TTL_MAX_SECONDS = 100 * 365 * 24 * 3600
@@ -52,12 +68,6 @@ def expiry(expires_at: datetime | None, ttl_seconds: int | None) -> datetime | N
         return datetime.now(UTC) + timedelta(seconds=ttl_seconds)
     # in UTC: PostgreSQL refuses offsets past ±15:59, which ISO 8601 lets a client send
     return expires_at.astimezone(UTC) if expires_at is not None else None
-
-
-class Strict(BaseModel):
-    """Unknown fields are refused, so a misspelt field is an error rather than ignored."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 # --- long-term memory -------------------------------------------------------------------
@@ -94,7 +104,7 @@ class MemoryIn(Strict):
         return self
 
     def observation(self) -> Observation:
-        from hindsight.services.memory import Observation
+        from hindsight.services.observing import Observation
 
         return Observation(
             key=self.key,
@@ -296,219 +306,6 @@ class HistoryOut(BaseModel):
     history: list[HistoryEntry]
 
 
-# --- recall -----------------------------------------------------------------------------
-
-
-class RecallIn(Strict):
-    query: Query
-    k: int = Field(default=10, ge=1, le=limits.K_MAX)
-    memory_types: list[MemoryType] | None = Field(default=None, max_length=5)
-    tags: list[Tag] | None = Field(
-        default=None, max_length=limits.TAGS_MAX, description="Memories with all these tags."
-    )
-    tags_any: list[Tag] | None = Field(
-        default=None, max_length=limits.TAGS_MAX, description="Memories with any of these tags."
-    )
-    min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
-    created_after: AwareDatetime | None = None
-    created_before: AwareDatetime | None = None
-    observed_after: AwareDatetime | None = None
-    observed_before: AwareDatetime | None = None
-    min_relevance: float = Field(default=0.0, ge=0.0, le=1.0)
-    fusion: Literal["linear", "rrf"] | None = None
-    keyword_weight: float | None = Field(default=None, ge=0.0, le=1.0)
-    hops: int | None = Field(
-        default=None,
-        ge=1,
-        le=2,
-        description="2: also search with the best hit added to the query, for questions "
-        "that need two memories (default HINDSIGHT_RECALL_HOPS).",
-    )
-    occurred_after: UtcTime = Field(
-        default=None, description="Memories that occurred then or later (else: created)."
-    )
-    occurred_before: UtcTime = Field(
-        default=None, description="Memories that occurred before this (else: created)."
-    )
-    reference_time: AwareDatetime | None = Field(
-        default=None,
-        description='When the question is asked: "last May" is read against it, in its '
-        "timezone (default: now, UTC).",
-    )
-    resolve_time: bool | None = Field(
-        default=None,
-        description="Rank memories that occurred in the time the query names first "
-        "(default HINDSIGHT_RESOLVE_TIME).",
-    )
-
-
-class Components(BaseModel):
-    similarity: float = Field(description="Cosine similarity of query and memory.")
-    keyword: float = Field(description="BM25 keyword match, 0..1 of the query's IDF mass.")
-    relevance: float = Field(
-        description="Fusion of similarity and keyword, with the reranker's share when one is set."
-    )
-    confidence: float
-    access_count: int = Field(description="Access count the score used (before this recall).")
-    access_boost: float = Field(description="1 + α·ln(1 + access_count), at most access_boost_max.")
-    access_boost_max: float | None = Field(
-        default=None,
-        description="Ceiling of the access boost: accesses reorder memories whose relevance "
-        "is this close, never a clearly more relevant one (HINDSIGHT_ACCESS_BOOST_MAX).",
-    )
-    vector_rank: int | None
-    keyword_rank: int | None
-    fusion: str
-    hop: int | None = Field(default=None, description="2: found by following `via`.")
-    via: uuid.UUID | None = Field(default=None, description="The hit the second hop followed.")
-    hop_discount: float | None = None
-    status: str | None = Field(default=None, description="Tier: active or cold.")
-    tier_weight: float | None = Field(default=None, description="The policy's weight of it.")
-    recency: float | None = Field(
-        default=None, description="exp(−age/τ), age since the last access or observation."
-    )
-    recency_factor: float | None = Field(default=None, description="1 − w + w·recency.")
-    importance: float | None = None
-    importance_factor: float | None = Field(default=None, description="1 − w + w·importance.")
-    trust: float | None = Field(default=None, description="The policy's trust of the source.")
-    trust_factor: float | None = Field(default=None, description="1 − w + w·trust.")
-    rerank: float | None = Field(
-        default=None, description="The reranker's score, 0..1 (only when a reranker is set)."
-    )
-    rerank_weight: float | None = Field(
-        default=None,
-        description="w in relevance = (1 − w)·relevance_before_rerank + w·rerank "
-        "(HINDSIGHT_RERANK_WEIGHT).",
-    )
-    relevance_before_rerank: float | None = Field(
-        default=None, description="Fusion of similarity and keyword, before reranking."
-    )
-    time: datetime | None = Field(
-        default=None, description="When it occurred (else was created), if the query named a time."
-    )
-    time_factor: float | None = Field(default=None, description="1 inside the window, else 1 − w.")
-
-
-class RecallHit(BaseModel):
-    id: uuid.UUID
-    key: str
-    value: str
-    memory_type: MemoryType
-    confidence: float
-    observation_count: int
-    access_count: int
-    importance: float
-    tags: list[str]
-    metadata: StoredJson
-    source: str | None
-    created_at: datetime
-    last_observed: datetime
-    occurred_at: datetime | None = None
-    score: float
-    components: Components
-
-
-class RecallOut(BaseModel):
-    recall_id: uuid.UUID
-    results: list[RecallHit]
-    vector_skipped: str | None = Field(
-        default=None,
-        description="Set when the query could not be embedded (the embedding endpoint is "
-        "down or failing): the results were ranked by keywords alone, and this says why.",
-    )
-    rerank_skipped: str | None = Field(
-        default=None,
-        description="Set when a reranker is configured but failed or timed out: the "
-        "results are ranked without it, and this says why.",
-    )
-    time_window: TimeWindowOut | None = Field(
-        default=None, description="The time the query named, if any: it ranked the results."
-    )
-
-
-class RecallLogOut(BaseModel):
-    recall_id: uuid.UUID
-    query: str
-    k: int
-    filters: dict[str, Any]
-    results: list[dict[str, Any]]
-    actor: str | None
-    duration_ms: float | None
-    created_at: datetime
-
-
-# --- working memory ---------------------------------------------------------------------
-
-
-class StepIn(Strict):
-    content: StepContent
-    role: Role = "user"
-    summary: StepSummary | None = None
-    metadata: Metadata = Field(default_factory=dict)
-    ttl_seconds: int | None = Field(default=None, ge=1, le=limits.TTL_MAX_SECONDS)
-    idempotency_key: IdempotencyKey | None = Field(
-        default=None, description="Or the Idempotency-Key header: a retry returns the first step."
-    )
-    occurred_at: OccurredAt = None
-
-
-class StepOut(BaseModel):
-    session_id: str
-    step_index: int
-    role: str
-    content: str
-    summary: str | None
-    metadata: StoredJson
-    created_at: datetime
-    expires_at: datetime
-    occurred_at: datetime | None = None
-    redactions: dict[str, int] = Field(
-        default_factory=dict,
-        description="Secrets or personal data replaced with [REDACTED:kind], per kind.",
-    )
-
-
-class StepsOut(BaseModel):
-    session_id: str
-    steps: list[StepOut]
-
-
-class StepPatch(Strict):
-    summary: StepSummary | None
-
-
-class EarlierStep(BaseModel):
-    step_index: int
-    role: str
-    text: str
-    summarized: bool
-    created_at: datetime
-
-
-class ContextOut(BaseModel):
-    session_id: str
-    recent: list[StepOut]
-    earlier: list[EarlierStep]
-    omitted_steps: int
-
-
-class SessionOut(BaseModel):
-    session_id: str
-    status: Literal["active", "ended"]
-    step_count: int
-    live_steps: int | None = None
-    metadata: StoredJson = Field(default_factory=dict)
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-    ended_at: datetime | None
-    expires_at: datetime
-
-
-class SessionDeleted(BaseModel):
-    session_id: str
-    deleted_steps: int
-
-
 # --- extraction and consolidation --------------------------------------------------------
 
 
@@ -559,26 +356,6 @@ class ExtractOut(BaseModel):
     memories: list[Extracted]
     dropped: list[Dropped]
     existing_memories_shown: int
-
-
-class JobOut(BaseModel):
-    job_id: uuid.UUID
-    session_id: str
-    trigger: str
-    status: Literal["pending", "running", "succeeded", "failed"]
-    method: str | None
-    from_step: int | None
-    through_step: int | None
-    attempts: int
-    result: dict[str, Any] | None
-    error: str | None
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
-
-
-class SessionEnded(SessionOut):
-    consolidation: JobOut
 
 
 # --- errors -----------------------------------------------------------------------------

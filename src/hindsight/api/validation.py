@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, PlainSerializer, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, PlainSerializer, StringConstraints
 
 from hindsight import limits
 
@@ -91,3 +91,17 @@ IdempotencyKey = Annotated[
 Metadata = Annotated[dict[str, Any], AfterValidator(clean_metadata)]
 # Stored JSON in a response (metadata of memories, steps and sessions).
 StoredJson = Annotated[dict[str, Any], PlainSerializer(shown_json)]
+
+
+class Strict(BaseModel):
+    """Unknown fields are refused, so a misspelt field is an error rather than ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+MemoryType = Literal[
+    "fact", "preference", "experience", "reflection", "relation", "event", "summary"
+]
+Status = Literal["active", "cold", "archived", "quarantined"]
+# what a PATCH may set: a quarantined memory leaves quarantine only by a curator's review
+SettableStatus = Literal["active", "cold", "archived"]

@@ -15,8 +15,7 @@ from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.observability import metrics
 from hindsight.services.lifecycle import LifecycleService
-from hindsight.stores import maintenance as store
-from hindsight.stores import overview
+from hindsight.stores import maintenance as store, overview
 
 # counting every namespace's memories reads the whole table: at most this often
 GAUGE_REFRESH_SECONDS = 60.0

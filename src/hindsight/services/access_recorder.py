@@ -25,9 +25,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight.background import BackgroundLoop
 from hindsight.db.pool import Connection
-from hindsight.stores import lifecycle as lifecycle_store
-from hindsight.stores import memories as memory_store
-from hindsight.stores import recall_log
+from hindsight.stores import lifecycle as lifecycle_store, memories as memory_store, recall_log
 from hindsight.stores.recall_log import RecallEntry
 
 log = logging.getLogger(__name__)

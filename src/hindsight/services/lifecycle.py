@@ -26,8 +26,7 @@ from hindsight.db.reads import ReadRouter
 from hindsight.services.merge import merge_near_duplicates
 from hindsight.services.moves import Move
 from hindsight.services.policy import Policy, PolicyService
-from hindsight.stores import lifecycle as store
-from hindsight.stores import maintenance as maintenance_store
+from hindsight.stores import lifecycle as store, maintenance as maintenance_store
 
 log = logging.getLogger(__name__)
 

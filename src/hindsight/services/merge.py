@@ -12,8 +12,7 @@ import uuid
 
 from hindsight.db.pool import Connection
 from hindsight.services.moves import Move
-from hindsight.stores import lifecycle as lifecycle_store
-from hindsight.stores import merge as store
+from hindsight.stores import lifecycle as lifecycle_store, merge as store
 
 
 async def merge_near_duplicates(

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from hindsight.api.deps import CoreDep, PrincipalDep
 from hindsight.api.schemas import Whoami
 from hindsight.db import migrate
+from hindsight.stores import diagnostics
 
 router = APIRouter(tags=["health"])
 
@@ -41,14 +42,11 @@ async def readyz(core: CoreDep) -> JSONResponse:
     checks: dict[str, Any] = {}
     try:
         async with core.pool.connection(timeout=2.0) as conn:
-            cur = await conn.execute("SELECT version_num FROM alembic_version")
-            row = await cur.fetchone()
+            revision = await diagnostics.schema_revision(conn)
         checks["postgres"] = "ok"
         head = migrate.head_revision()
         checks["schema"] = (
-            "current"
-            if row and row["version_num"] == head
-            else (f"at {row['version_num'] if row else 'none'}, needs {head}")
+            "current" if revision == head else f"at {revision or 'none'}, needs {head}"
         )
     except Exception as exc:
         checks["postgres"] = f"unreachable: {type(exc).__name__}"

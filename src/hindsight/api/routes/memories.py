@@ -21,13 +21,14 @@ from hindsight.api.schemas import (
     MemoryOut,
     MemoryPage,
     MemoryPatch,
-    MemoryType,
     ObserveResult,
     Rejected,
     ReviewIn,
 )
 from hindsight.api.time_schemas import UtcTime
-from hindsight.services.memory import ForgetPolicy, Outcome
+from hindsight.api.validation import MemoryType
+from hindsight.services.memory import ForgetPolicy
+from hindsight.services.observing import Outcome
 from hindsight.stores.filters import MemoryFilter
 from hindsight.text.redact import marker_counts
 

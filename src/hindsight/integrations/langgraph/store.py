@@ -8,8 +8,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, InvalidNamespaceError, Op, PutOp, Result, TTLConfig
 
-from hindsight.client import APIError, Hindsight
-from hindsight.client import _calls as c
+from hindsight.client import APIError, Hindsight, _calls as c
 from hindsight.integrations._loop_client import LoopClient
 from hindsight.integrations.langgraph import _plans
 from hindsight.integrations.langgraph._plans import Plan

@@ -1,0 +1,159 @@
+"""Recall's request and response bodies, with every component of a score explained."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, Field
+
+from hindsight import limits
+from hindsight.api.time_schemas import TimeWindowOut, UtcTime
+from hindsight.api.validation import (
+    MemoryType,
+    Query,
+    StoredJson,
+    Strict,
+    Tag,
+)
+
+# --- recall -----------------------------------------------------------------------------
+
+
+class RecallIn(Strict):
+    query: Query
+    k: int = Field(default=10, ge=1, le=limits.K_MAX)
+    memory_types: list[MemoryType] | None = Field(default=None, max_length=5)
+    tags: list[Tag] | None = Field(
+        default=None, max_length=limits.TAGS_MAX, description="Memories with all these tags."
+    )
+    tags_any: list[Tag] | None = Field(
+        default=None, max_length=limits.TAGS_MAX, description="Memories with any of these tags."
+    )
+    min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    created_after: AwareDatetime | None = None
+    created_before: AwareDatetime | None = None
+    observed_after: AwareDatetime | None = None
+    observed_before: AwareDatetime | None = None
+    min_relevance: float = Field(default=0.0, ge=0.0, le=1.0)
+    fusion: Literal["linear", "rrf"] | None = None
+    keyword_weight: float | None = Field(default=None, ge=0.0, le=1.0)
+    hops: int | None = Field(
+        default=None,
+        ge=1,
+        le=2,
+        description="2: also search with the best hit added to the query, for questions "
+        "that need two memories (default HINDSIGHT_RECALL_HOPS).",
+    )
+    occurred_after: UtcTime = Field(
+        default=None, description="Memories that occurred then or later (else: created)."
+    )
+    occurred_before: UtcTime = Field(
+        default=None, description="Memories that occurred before this (else: created)."
+    )
+    reference_time: AwareDatetime | None = Field(
+        default=None,
+        description='When the question is asked: "last May" is read against it, in its '
+        "timezone (default: now, UTC).",
+    )
+    resolve_time: bool | None = Field(
+        default=None,
+        description="Rank memories that occurred in the time the query names first "
+        "(default HINDSIGHT_RESOLVE_TIME).",
+    )
+
+
+class Components(BaseModel):
+    similarity: float = Field(description="Cosine similarity of query and memory.")
+    keyword: float = Field(description="BM25 keyword match, 0..1 of the query's IDF mass.")
+    relevance: float = Field(
+        description="Fusion of similarity and keyword, with the reranker's share when one is set."
+    )
+    confidence: float
+    access_count: int = Field(description="Access count the score used (before this recall).")
+    access_boost: float = Field(description="1 + α·ln(1 + access_count), at most access_boost_max.")
+    access_boost_max: float | None = Field(
+        default=None,
+        description="Ceiling of the access boost: accesses reorder memories whose relevance "
+        "is this close, never a clearly more relevant one (HINDSIGHT_ACCESS_BOOST_MAX).",
+    )
+    vector_rank: int | None
+    keyword_rank: int | None
+    fusion: str
+    hop: int | None = Field(default=None, description="2: found by following `via`.")
+    via: uuid.UUID | None = Field(default=None, description="The hit the second hop followed.")
+    hop_discount: float | None = None
+    status: str | None = Field(default=None, description="Tier: active or cold.")
+    tier_weight: float | None = Field(default=None, description="The policy's weight of it.")
+    recency: float | None = Field(
+        default=None, description="exp(−age/τ), age since the last access or observation."
+    )
+    recency_factor: float | None = Field(default=None, description="1 − w + w·recency.")
+    importance: float | None = None
+    importance_factor: float | None = Field(default=None, description="1 − w + w·importance.")
+    trust: float | None = Field(default=None, description="The policy's trust of the source.")
+    trust_factor: float | None = Field(default=None, description="1 − w + w·trust.")
+    rerank: float | None = Field(
+        default=None, description="The reranker's score, 0..1 (only when a reranker is set)."
+    )
+    rerank_weight: float | None = Field(
+        default=None,
+        description="w in relevance = (1 − w)·relevance_before_rerank + w·rerank "
+        "(HINDSIGHT_RERANK_WEIGHT).",
+    )
+    relevance_before_rerank: float | None = Field(
+        default=None, description="Fusion of similarity and keyword, before reranking."
+    )
+    time: datetime | None = Field(
+        default=None, description="When it occurred (else was created), if the query named a time."
+    )
+    time_factor: float | None = Field(default=None, description="1 inside the window, else 1 − w.")
+
+
+class RecallHit(BaseModel):
+    id: uuid.UUID
+    key: str
+    value: str
+    memory_type: MemoryType
+    confidence: float
+    observation_count: int
+    access_count: int
+    importance: float
+    tags: list[str]
+    metadata: StoredJson
+    source: str | None
+    created_at: datetime
+    last_observed: datetime
+    occurred_at: datetime | None = None
+    score: float
+    components: Components
+
+
+class RecallOut(BaseModel):
+    recall_id: uuid.UUID
+    results: list[RecallHit]
+    vector_skipped: str | None = Field(
+        default=None,
+        description="Set when the query could not be embedded (the embedding endpoint is "
+        "down or failing): the results were ranked by keywords alone, and this says why.",
+    )
+    rerank_skipped: str | None = Field(
+        default=None,
+        description="Set when a reranker is configured but failed or timed out: the "
+        "results are ranked without it, and this says why.",
+    )
+    time_window: TimeWindowOut | None = Field(
+        default=None, description="The time the query named, if any: it ranked the results."
+    )
+
+
+class RecallLogOut(BaseModel):
+    recall_id: uuid.UUID
+    query: str
+    k: int
+    filters: dict[str, Any]
+    results: list[dict[str, Any]]
+    actor: str | None
+    duration_ms: float | None
+    created_at: datetime
