@@ -12,26 +12,18 @@ from typing import Any
 
 import numpy as np
 
+from hindsight import local_models
 from hindsight.embeddings.base import Vector
-from hindsight.errors import ConfigurationError
 
 
 class SentenceTransformerEmbedder:
     def __init__(self, model: str, *, batch_size: int = 64) -> None:
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError:
-            raise ConfigurationError(
-                "HINDSIGHT_EMBEDDING_PROVIDER=sentence-transformers needs the optional "
-                "dependency: pip install 'hindsight[local]'"
-            ) from None
-        try:
-            self._model: Any = SentenceTransformer(model, device="cpu")
-        except Exception as exc:  # the library raises OSError, ValueError, HF errors ...
-            raise ConfigurationError(
-                f"cannot load sentence-transformers model {model!r}: {exc}; give a local "
-                "directory or a model already in the Hugging Face cache"
-            ) from exc
+        self._model: Any = local_models.load(
+            "SentenceTransformer",
+            model,
+            setting="HINDSIGHT_EMBEDDING_PROVIDER=sentence-transformers",
+            what="sentence-transformers model",
+        )
         self._name = model
         self._batch_size = batch_size
         # renamed in sentence-transformers 5; older releases only have the long name

@@ -11,27 +11,18 @@ import asyncio
 import inspect
 from typing import Any
 
+from hindsight import local_models
 from hindsight.errors import ConfigurationError, ProviderError, Unavailable
 from hindsight.observability import metrics
 
 
 class CrossEncoderReranker:
     def __init__(self, model: str, *, timeout: float = 5.0, batch_size: int = 32) -> None:
-        try:
-            import torch
-            from sentence_transformers import CrossEncoder
-        except ImportError:
-            raise ConfigurationError(
-                "HINDSIGHT_RERANK_PROVIDER=local needs the optional dependency: "
-                "pip install 'hindsight[local]'"
-            ) from None
-        try:
-            self._model: Any = CrossEncoder(model, device="cpu")
-        except Exception as exc:  # the library raises OSError, ValueError, HF errors ...
-            raise ConfigurationError(
-                f"cannot load cross-encoder {model!r}: {exc}; give a local directory or a "
-                "model already in the Hugging Face cache"
-            ) from exc
+        self._model: Any = local_models.load(
+            "CrossEncoder", model, setting="HINDSIGHT_RERANK_PROVIDER=local", what="cross-encoder"
+        )
+        import torch  # installed with sentence-transformers
+
         labels = getattr(self._model, "num_labels", 1)
         if labels != 1:
             raise ConfigurationError(
