@@ -11,11 +11,11 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 
-import numpy as np
 from psycopg_pool import AsyncConnectionPool
 
 from hindsight.db.pool import Connection
 from hindsight.embeddings.base import Embedder, Vector
+from hindsight.stores import embedding_cache as store
 
 
 class CachedEmbedder:
@@ -56,15 +56,10 @@ class CachedEmbedder:
         missing = list({d for d in digests if d not in found})
         if missing:
             async with self._pool.connection() as conn:
-                cur = await conn.execute(
-                    "SELECT content_hash, vector FROM embedding_cache "
-                    "WHERE model = %s AND content_hash = ANY(%s)",
-                    (self._model, missing),
-                )
-                for row in await cur.fetchall():
-                    vector = np.frombuffer(bytes(row["vector"]), dtype="<f4").copy()
-                    found[bytes(row["content_hash"])] = vector
-                    self._remember(bytes(row["content_hash"]), vector)
+                stored = await store.lookup(conn, self._model, missing)
+            for digest, vector in stored.items():
+                found[digest] = vector
+                self._remember(digest, vector)
         todo: dict[bytes, str] = {}
         for d, t in zip(digests, texts, strict=True):
             if d not in found:
@@ -73,16 +68,7 @@ class CachedEmbedder:
             vectors = await self._inner.embed(list(todo.values()))
             fresh = dict(zip(todo.keys(), vectors, strict=True))
             async with self._pool.connection() as conn:
-                await conn.execute(
-                    "INSERT INTO embedding_cache (model, content_hash, vector) "
-                    "SELECT %s, h, v FROM unnest(%s::bytea[], %s::bytea[]) AS x(h, v) "
-                    "ON CONFLICT DO NOTHING",
-                    (
-                        self._model,
-                        list(fresh.keys()),
-                        [np.asarray(v, dtype="<f4").tobytes() for v in fresh.values()],
-                    ),
-                )
+                await store.keep(conn, self._model, fresh)
             for d, v in fresh.items():
                 found[d] = v
                 self._remember(d, v)

@@ -39,14 +39,10 @@ def tuning(memory_bytes: int) -> dict[str, str]:
 def _apply_tuning(url: str) -> bool:
     """Write `tuning` into the server's configuration; True when a restart must apply it."""
     import psutil
-    import psycopg
 
-    with psycopg.connect(url, autocommit=True) as conn:
-        for name, value in tuning(psutil.virtual_memory().total).items():
-            conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
-        conn.execute("SELECT pg_reload_conf()")
-        row = conn.execute("SELECT count(*) FROM pg_settings WHERE pending_restart").fetchone()
-    return bool(row and row[0])
+    from hindsight.db import server_config
+
+    return server_config.apply(url, tuning(psutil.virtual_memory().total))
 
 
 def _running(pgdata: Path) -> bool:

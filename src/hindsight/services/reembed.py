@@ -16,20 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pgvector import HalfVector
 from psycopg_pool import AsyncConnectionPool
 
 from hindsight.db.pool import Connection
-from hindsight.db.schema import (
-    EMBEDDING_INDEX,
-    embedding_index_sql,
-    index_build_session,
-    stored_embedding,
-)
+from hindsight.db.schema import index_build_session, stored_embedding
 from hindsight.embeddings.base import Embedder
 from hindsight.services.memory import memory_text
-
-NEXT_INDEX = EMBEDDING_INDEX + "_next"
+from hindsight.stores import reembed as store
 
 
 @dataclass(frozen=True)
@@ -44,21 +37,13 @@ class ReembedPlan:
 async def plan(pool: AsyncConnectionPool[Connection], embedder: Embedder) -> ReembedPlan:
     async with pool.connection() as conn:
         old_model, old_dims = await stored_embedding(conn)
-        cur = await conn.execute("SELECT count(*) AS n FROM long_term_memory")
-        row = await cur.fetchone()
-    return ReembedPlan(
-        int(row["n"]) if row else 0, old_model, old_dims, embedder.name, embedder.dimensions
-    )
+        memories = await store.count(conn)
+    return ReembedPlan(memories, old_model, old_dims, embedder.name, embedder.dimensions)
 
 
 async def _fill(conn: Connection, embedder: Embedder, rows: list[dict[str, Any]]) -> None:
     vectors = await embedder.embed([memory_text(r["mem_key"], r["mem_value"]) for r in rows])
-    await conn.execute(
-        "UPDATE long_term_memory m SET embedding_next = x.v "
-        "FROM unnest(%s::text[], %s::uuid[], %s::halfvec[]) AS x(ns, id, v) "
-        "WHERE m.namespace = x.ns AND m.id = x.id",
-        ([r["namespace"] for r in rows], [r["id"] for r in rows], [HalfVector(v) for v in vectors]),
-    )
+    await store.fill(conn, rows, vectors)
 
 
 async def run(
@@ -73,35 +58,12 @@ async def run(
     memory the new HNSW index's build may take."""
     width = int(embedder.dimensions)
     async with pool.connection() as conn:
-        cur = await conn.execute(
-            "SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute "
-            "WHERE attrelid = 'long_term_memory'::regclass AND attname = 'embedding_next' "
-            "AND NOT attisdropped"
-        )
-        existing = await cur.fetchone()
-        if existing is not None and existing["type"] != f"halfvec({width})":
-            # left by an interrupted run towards another width: start that column over
-            await conn.execute(f"DROP INDEX IF EXISTS {NEXT_INDEX}")
-            await conn.execute("ALTER TABLE long_term_memory DROP COLUMN embedding_next")
-            existing = None
-        if existing is None:
-            await conn.execute(
-                f"ALTER TABLE long_term_memory ADD COLUMN embedding_next halfvec({width})"
-            )
-        cur = await conn.execute("SELECT now() AS t")
-        started = (await cur.fetchone() or {})["t"]
+        started = await store.prepare_column(conn, width)
     done = 0
-    last: tuple[str, Any] | None = None
+    last = None
     while True:
         async with pool.connection() as conn, conn.transaction():
-            cur = await conn.execute(
-                "SELECT namespace, id, mem_key, mem_value FROM long_term_memory "
-                "WHERE embedding_next IS NULL "
-                "AND (%s::text IS NULL OR (namespace, id) > (%s, %s::uuid)) "
-                "ORDER BY namespace, id LIMIT %s",
-                (*last[:1], *last, batch_size) if last else (None, None, None, batch_size),
-            )
-            rows = await cur.fetchall()
+            rows = await store.unfilled(conn, last, batch_size)
             if not rows:
                 break
             await _fill(conn, embedder, rows)
@@ -109,36 +71,11 @@ async def run(
         done += len(rows)
         progress(len(rows))
     async with pool.connection() as conn:
-        # an interrupted CONCURRENTLY build leaves an invalid index behind: build afresh
-        await conn.execute(f"DROP INDEX IF EXISTS {NEXT_INDEX}")
         async with index_build_session(conn, done, width, index_memory_mb):
-            await conn.execute(embedding_index_sql("embedding_next", NEXT_INDEX, concurrently=True))
+            await store.build_index(conn)
         async with conn.transaction():
-            # writes wait from here to the commit; reads go on
-            await conn.execute("LOCK TABLE long_term_memory IN SHARE ROW EXCLUSIVE MODE")
-            cur = await conn.execute(
-                "SELECT namespace, id, mem_key, mem_value FROM long_term_memory "
-                "WHERE embedding_next IS NULL OR updated_at >= %s",
-                (started,),
-            )
-            changed = await cur.fetchall()
+            changed = await store.hold_writes_and_changed(conn, started)
             for start in range(0, len(changed), batch_size):
                 await _fill(conn, embedder, changed[start : start + batch_size])
-            await conn.execute(f"DROP INDEX {EMBEDDING_INDEX}")
-            await conn.execute("ALTER TABLE long_term_memory DROP COLUMN embedding")
-            await conn.execute(
-                "ALTER TABLE long_term_memory RENAME COLUMN embedding_next TO embedding"
-            )
-            await conn.execute("ALTER TABLE long_term_memory ALTER COLUMN embedding SET NOT NULL")
-            await conn.execute(f"ALTER INDEX {NEXT_INDEX} RENAME TO {EMBEDDING_INDEX}")
-            await conn.execute(
-                "COMMENT ON COLUMN long_term_memory.embedding IS 'Unit vector of key and value "
-                "from the embedding model recorded in hindsight_meta (half precision).'"
-            )
-            await conn.execute(
-                "INSERT INTO hindsight_meta (name, value) VALUES ('embedding_model', %s), "
-                "('embedding_dimensions', %s) "
-                "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-                (embedder.name, str(width)),
-            )
+            await store.swap(conn, embedder.name, width)
     return done + len(changed)

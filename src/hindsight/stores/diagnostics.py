@@ -12,6 +12,13 @@ from redis.exceptions import ResponseError
 from hindsight.db.pool import Connection
 
 
+async def schema_revision(conn: Connection) -> str | None:
+    """The Alembic revision the database is at (None: never migrated)."""
+    cur = await conn.execute("SELECT version_num FROM alembic_version")
+    row = await cur.fetchone()
+    return str(row["version_num"]) if row else None
+
+
 async def pgvector_version(conn: Connection) -> str | None:
     cur = await conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
     row = await cur.fetchone()
