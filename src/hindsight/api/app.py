@@ -62,6 +62,9 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
         lifespan=lifespan,
         docs_url=None,  # served offline by docs.install
         redoc_url=None,
+        # FastAPI's own OpenTelemetry asked, on every request, whether a provider had been
+        # set up (about 0.1 ms of a 5 ms recall); our metrics and logs are observability's
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestObserver)  # outermost: times and logs every request

@@ -10,9 +10,9 @@ metric's series stay few and ids or namespaces never become label values.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
-import uuid
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -53,7 +53,7 @@ class RequestObserver:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        rid = _given_id(scope) or uuid.uuid4().hex
+        rid = _given_id(scope) or os.urandom(16).hex()  # as random as uuid4, cheaper
         token = request_id.set(rid)
         timings = timing.start()
         started = time.perf_counter()

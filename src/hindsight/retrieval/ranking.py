@@ -113,7 +113,8 @@ def rank(
         if factors is not None:
             product, terms = lifecycle_terms(row, factors)
             score *= product
-        scored.append((-score, -row["similarity"], str(rid), rel, boost, row, terms))
+        # ties go to the lower id (UUIDs order as their text does, without making it)
+        scored.append((-score, -row["similarity"], rid, rel, boost, row, terms))
     # components only for the k that are returned
     best = heapq.nsmallest(k, scored)
     ranked = []
