@@ -120,7 +120,13 @@ class ObserveBatch:
         held = await quarantine_store.waiting(conn, self.namespace, keys)
         results: list[Outcome | None] = [None] * len(claims)
 
-        def outcome_of(p: int, row: dict[str, Any], outcome: str, reason: str | None) -> None:
+        def outcome_of(
+            p: int,
+            row: dict[str, Any],
+            outcome: str,
+            reason: str | None = None,
+            twin: dict[str, Any] | None = None,
+        ) -> None:
             results[p] = Outcome(
                 id=row["id"],
                 key=row["key"],
@@ -128,6 +134,9 @@ class ObserveBatch:
                 confidence=float(row["confidence"]),
                 observation_count=int(row["observation_count"]),
                 memory_type=row["memory_type"],
+                # a near-duplicate: the key asked for, and how like its twin it was
+                requested_key=self.prepared[p].key if twin else None,
+                similarity=round(float(twin["similarity"]), 6) if twin else None,
                 redactions=self.redactions[p],
                 trust=verdicts[p].trust,
                 confidence_capped=verdicts[p].capped,
@@ -188,20 +197,7 @@ class ObserveBatch:
                     outcome = "superseded"
                 else:
                     outcome = "reinforced"
-                matched = twins.get(p)
-                results[p] = Outcome(
-                    id=row["id"],
-                    key=row["key"],
-                    outcome=outcome,
-                    confidence=float(row["confidence"]),
-                    observation_count=int(row["observation_count"]),
-                    memory_type=row["memory_type"],
-                    requested_key=self.prepared[p].key if matched else None,
-                    similarity=round(float(matched["similarity"]), 6) if matched else None,
-                    redactions=self.redactions[p],
-                    trust=verdicts[p].trust,
-                    confidence_capped=verdicts[p].capped,
-                )
+                outcome_of(p, row, outcome, twin=twins.get(p))
         for p, w in releasing.items():
             why = (
                 f"released: observed again by {claims[p].source or 'a client with no source'}"
