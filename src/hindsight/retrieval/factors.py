@@ -66,30 +66,71 @@ def recency(row: Mapping[str, Any], now: datetime, tau_days: float) -> float:
     return math.exp(-age / (tau_days * DAY_SECONDS))
 
 
-def lifecycle_terms(row: Mapping[str, Any], f: LifecycleFactors) -> tuple[float, dict[str, Any]]:
-    """The product of the lifecycle terms for one candidate, and each term for `components`."""
-    tier = f.tier_weights.get(row["status"], 1.0)
+@dataclass(frozen=True)
+class _Terms:
+    tier: float
+    recency: float
+    recency_factor: float
+    importance: float
+    importance_factor: float
+    trust: float
+    trust_factor: float
+    moment: datetime | None  # when it occurred, if the query named a time
+    time_factor: float
+
+    @property
+    def product(self) -> float:
+        return (
+            self.tier
+            * self.recency_factor
+            * self.importance_factor
+            * self.trust_factor
+            * self.time_factor
+        )
+
+
+def _terms(row: Mapping[str, Any], f: LifecycleFactors) -> _Terms:
     rec = recency(row, f.now, f.recency_tau_days)
-    rec_factor = 1.0 - f.recency_weight + f.recency_weight * rec
     importance = float(row["importance"])
-    imp_factor = 1.0 - f.importance_weight + f.importance_weight * importance
     trust = f.trust(row.get("source"))
-    trust_factor = 1.0 - f.trust_weight + f.trust_weight * trust
-    timed: dict[str, Any] = {}
-    time_factor = 1.0
+    moment, time_factor = None, 1.0
     if f.time_window is not None:
         moment = occurred(row)
         inside = f.time_window[0] <= moment < f.time_window[1]
         time_factor = 1.0 if inside else 1.0 - f.time_weight
-        timed = {"time": moment.isoformat(), "time_factor": round(time_factor, 6)}
-    return tier * rec_factor * imp_factor * trust_factor * time_factor, {
+    return _Terms(
+        tier=f.tier_weights.get(row["status"], 1.0),
+        recency=rec,
+        recency_factor=1.0 - f.recency_weight + f.recency_weight * rec,
+        importance=importance,
+        importance_factor=1.0 - f.importance_weight + f.importance_weight * importance,
+        trust=trust,
+        trust_factor=1.0 - f.trust_weight + f.trust_weight * trust,
+        moment=moment,
+        time_factor=time_factor,
+    )
+
+
+def lifecycle_factor(row: Mapping[str, Any], f: LifecycleFactors) -> float:
+    """The product of the lifecycle terms for one candidate (every candidate is scored;
+    only those returned need `lifecycle_terms`)."""
+    return _terms(row, f).product
+
+
+def lifecycle_terms(row: Mapping[str, Any], f: LifecycleFactors) -> tuple[float, dict[str, Any]]:
+    """The product of the lifecycle terms for one candidate, and each term for `components`."""
+    t = _terms(row, f)
+    timed: dict[str, Any] = {}
+    if t.moment is not None:
+        timed = {"time": t.moment.isoformat(), "time_factor": round(t.time_factor, 6)}
+    return t.product, {
         "status": row["status"],
-        "tier_weight": tier,
-        "recency": round(rec, 6),
-        "recency_factor": round(rec_factor, 6),
-        "importance": importance,
-        "importance_factor": round(imp_factor, 6),
-        "trust": trust,
-        "trust_factor": round(trust_factor, 6),
+        "tier_weight": t.tier,
+        "recency": round(t.recency, 6),
+        "recency_factor": round(t.recency_factor, 6),
+        "importance": t.importance,
+        "importance_factor": round(t.importance_factor, 6),
+        "trust": t.trust,
+        "trust_factor": round(t.trust_factor, 6),
         **timed,
     }

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from hindsight.retrieval.factors import LifecycleFactors, lifecycle_terms
+from hindsight.retrieval.factors import LifecycleFactors, lifecycle_factor, lifecycle_terms
 
 Fusion = Literal["linear", "rrf"]
 
@@ -109,17 +109,16 @@ def rank(
             continue
         boost = access_boost(row["access_count"], config.access_alpha, config.access_boost_max)
         score = rel * row["confidence"] * boost
-        terms: dict[str, Any] = {}
         if factors is not None:
-            product, terms = lifecycle_terms(row, factors)
-            score *= product
+            score *= lifecycle_factor(row, factors)
         # ties go to the lower id (UUIDs order as their text does, without making it)
-        scored.append((-score, -row["similarity"], rid, rel, boost, row, terms))
+        scored.append((-score, -row["similarity"], rid, rel, boost, row))
     # components only for the k that are returned
     best = heapq.nsmallest(k, scored)
     ranked = []
-    for neg_score, _, _, rel, boost, row, terms in best:
+    for neg_score, _, _, rel, boost, row in best:
         rid = row["id"]
+        terms = lifecycle_terms(row, factors)[1] if factors is not None else {}
         ranked.append(
             Ranked(
                 row=row,
