@@ -4,7 +4,6 @@ local cache (nothing is downloaded at run time when HF_HUB_OFFLINE=1)."""
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from hindsight.errors import ConfigurationError
@@ -14,13 +13,13 @@ def load(kind: str, model: str, *, setting: str, what: str) -> Any:
     """`kind` (SentenceTransformer, CrossEncoder) loaded from `model` on the CPU. A missing
     extra or a model that cannot be loaded is a configuration error naming `setting`."""
     try:
-        cls = getattr(importlib.import_module("sentence_transformers"), kind)
+        import sentence_transformers
     except ImportError:
         raise ConfigurationError(
             f"{setting} needs the optional dependency: pip install 'hindsight[local]'"
         ) from None
     try:
-        return cls(model, device="cpu")
+        return getattr(sentence_transformers, kind)(model, device="cpu")
     except Exception as exc:  # the library raises OSError, ValueError, HF errors ...
         raise ConfigurationError(
             f"cannot load {what} {model!r}: {exc}; give a local directory or a model "
