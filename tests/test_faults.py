@@ -21,6 +21,7 @@ from hindsight.embeddings.builtin import BuiltinEmbedder
 from hindsight.runtime.embedded_postgres import embedded_postgres
 from hindsight.runtime.embedded_redis import RedisProcess
 from tests.conftest import ADMIN_KEY, make_settings
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer, spawn_server
 
 KILL_CYCLES = 20  # each a start (a few seconds: imports, migrations check) and a kill
@@ -69,8 +70,7 @@ def test_redis_killed_and_restarted_under_load_fails_nothing_and_serves_nothing_
         for t in threads:
             t.start()
         try:
-            while reads[0] < 40:
-                time.sleep(0.02)
+            wait_until(lambda: reads[0] >= 40, "the readers got going", 60)
             assert own_redis.process is not None
             own_redis.process.kill()  # SIGKILL: no SHUTDOWN, no final flush
             own_redis.process.wait()
@@ -78,12 +78,10 @@ def test_redis_killed_and_restarted_under_load_fails_nothing_and_serves_nothing_
             assert ready.status_code == 200, ready.text
             assert ready.json()["status"] == "degraded" and ready.json()["degraded"] == ["redis"]
             during = reads[0]
-            while reads[0] < during + 40:  # load goes on while Redis is down
-                time.sleep(0.02)
+            wait_until(lambda: reads[0] >= during + 40, "reads while Redis is down", 60)
             own_redis.start()
             after = reads[0]
-            while reads[0] < after + 80:  # and after it is back
-                time.sleep(0.02)
+            wait_until(lambda: reads[0] >= after + 80, "reads after Redis is back", 60)
             assert httpx.get(f"{srv.url}/readyz", timeout=10).json()["status"] == "ready"
         finally:
             stop.set()
