@@ -1,4 +1,4 @@
-"""Tier moves as HOT updates: partial indexes over computed columns, room on every page.
+r"""Tier moves as HOT updates: partial indexes over computed columns, room on every page.
 
 Revision ID: 0020
 Revises: 0019

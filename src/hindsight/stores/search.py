@@ -175,8 +175,11 @@ WITH size AS (
 x AS (
     SELECT x.* FROM unnest(%(keys)s::text[], %(types)s::text[], %(embeddings)s::halfvec[])
                     WITH ORDINALITY AS x(key, memory_type, embedding, ord)
-    WHERE NOT EXISTS (SELECT 1 FROM long_term_memory k WHERE k.namespace = %(ns)s
-                      AND k.mem_key = x.key AND k.live)
+    -- A scalar subquery, not NOT EXISTS: the planner turns NOT EXISTS into an anti-join,
+    -- and before ANALYZE it hashed every live key of the namespace to check ten (CI saw
+    -- 8,000 rows read). A scalar subquery stays one unique-index probe per key.
+    WHERE (SELECT true FROM long_term_memory k WHERE k.namespace = %(ns)s
+           AND k.mem_key = x.key AND k.live LIMIT 1) IS NULL
 )
 SELECT x.ord::int - 1 AS position, d.id, d.mem_key AS key, d.mem_value AS value,
        d.similarity
