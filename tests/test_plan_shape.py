@@ -111,6 +111,23 @@ async def overreading_nodes(url: str, namespace: str, costs: str) -> list[str]:
     return found
 
 
+def set_statistics(url: str, analyzed: bool) -> None:
+    """The table as ANALYZE leaves it, or as if ANALYZE never ran (whatever ran before)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        # An all-visible table makes index-only scans cheap, so a plan that reads every key
+        # of the namespace from the unique index looks cheap too: CI met it after an
+        # autovacuum, local runs did not. Vacuum first, so every run meets it.
+        conn.execute("VACUUM long_term_memory")
+        if analyzed:
+            conn.execute("ANALYZE")
+        else:  # as if it never ran (an earlier test here did, and so did the vacuum)
+            conn.execute("DELETE FROM pg_statistic WHERE starelid = 'long_term_memory'::regclass")
+            conn.execute(
+                "UPDATE pg_class SET reltuples = -1, relpages = 0 "
+                "WHERE oid = 'long_term_memory'::regclass"
+            )
+
+
 # PostgreSQL's own default costs (what a server in Docker or a managed service has), and
 # the embedded server's tuned ones (tuning() in runtime/embedded_postgres.py).
 COSTS = {
@@ -126,9 +143,7 @@ COSTS = {
 def test_no_recall_statement_reads_rows_in_proportion_to_the_table(
     big_db: str, costs: str, analyzed: bool
 ) -> None:
-    with psycopg.connect(big_db, autocommit=True) as conn:
-        if analyzed:
-            conn.execute("ANALYZE")
+    set_statistics(big_db, analyzed)
     for namespace in ("big", "tiny"):
         bad = asyncio.run(overreading_nodes(big_db, namespace, COSTS[costs]))
         assert not bad, "\n".join(bad[:10])
@@ -174,19 +189,7 @@ def test_a_write_to_a_small_or_new_namespace_does_not_walk_the_big_ones_graph(
     """Each new key is checked for a near-identical memory before it is stored; through
     HNSW alone, a namespace with no or few memories had the graph walked for rows it does
     not have (400 ms a batch of 10, beside 10,000 memories)."""
-    with psycopg.connect(big_db, autocommit=True) as conn:
-        # An all-visible table makes index-only scans cheap, so a plan that reads every key
-        # of the namespace from the unique index looks cheap too: CI met it after an
-        # autovacuum, local runs did not. Vacuum first, so every run meets it.
-        conn.execute("VACUUM long_term_memory")
-        if analyzed:
-            conn.execute("ANALYZE")
-        else:  # as if it never ran (an earlier test here did, and so did the vacuum)
-            conn.execute("DELETE FROM pg_statistic WHERE starelid = 'long_term_memory'::regclass")
-            conn.execute(
-                "UPDATE pg_class SET reltuples = -1, relpages = 0 "
-                "WHERE oid = 'long_term_memory'::regclass"
-            )
+    set_statistics(big_db, analyzed)
     for namespace in ("tiny", "never-written", "big"):
         bad = asyncio.run(overreading_near_duplicate_nodes(big_db, namespace, COSTS[costs]))
         assert not bad, "\n".join(bad[:10])
