@@ -43,8 +43,11 @@ def test_every_result_explains_its_score(api: Api) -> None:
         assert c["access_boost"] == pytest.approx(
             min(1 + 0.1 * math.log1p(c["access_count"]), c["access_boost_max"])
         )
+        assert c["specificity_factor"] == pytest.approx(c["specificity"], abs=1e-5)
+        assert 0 < c["specificity"] <= 1
         assert r["score"] == pytest.approx(
-            c["relevance"] * c["confidence"] * c["access_boost"], rel=1e-5
+            c["relevance"] * c["confidence"] * c["access_boost"] * c["specificity_factor"],
+            rel=1e-5,
         )
         assert c["confidence"] == r["confidence"]
 
@@ -345,13 +348,13 @@ def test_rrf_fusion_ranks_by_each_arms_rank(api: Api) -> None:
             c = r["components"]
             assert c["relevance"] == pytest.approx(rrf(c, w), abs=2e-6), (w, r["key"], c)
             assert r["score"] == pytest.approx(
-                c["relevance"] * c["confidence"] * c["access_boost"], rel=1e-5
+                c["relevance"] * c["confidence"] * c["access_boost"] * c["specificity_factor"],
+                rel=1e-5,
             )
         # some result was found by one arm only, so the formula's missing-arm case ran
         assert any(r["components"]["keyword_rank"] is None for r in results), results
         # first in both arms is relevance 1, whatever the similarity
-        top = results[0]
-        assert top["key"] == "drink.kenya", results
+        top = next(r for r in results if r["key"] == "drink.kenya")
         assert (top["components"]["vector_rank"], top["components"]["keyword_rank"]) == (1, 1)
         assert top["components"]["relevance"] == pytest.approx(1.0)
     # without `fusion`, recall fuses linearly

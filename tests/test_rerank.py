@@ -178,8 +178,10 @@ def test_cohere_protocol_sends_the_key_and_blends_relevance(
         assert c["rerank_weight"] == 0.5
         blended = 0.5 * c["relevance_before_rerank"] + 0.5 * c["rerank"]
         assert c["relevance"] == pytest.approx(blended, abs=2e-6)
-        # the rule still holds: score = relevance × confidence × boost × lifecycle terms
-        rest = c["confidence"] * c["access_boost"] * c["tier_weight"] * c["recency_factor"]
+        # the rule still holds: score = relevance × confidence × boost × specificity
+        # × lifecycle terms
+        rest = c["confidence"] * c["access_boost"] * c["specificity_factor"]
+        rest *= c["tier_weight"] * c["recency_factor"]
         rest *= c["importance_factor"] * c["trust_factor"]
         assert hit["score"] == pytest.approx(c["relevance"] * rest, rel=1e-4)
 

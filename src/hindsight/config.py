@@ -158,6 +158,13 @@ class Settings(BaseSettings):
     keyword_weight: float = Field(
         default=0.4, ge=0.0, le=1.0, description="Share of the keyword arm in fused relevance."
     )
+    specificity_weight: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=4.0,
+        description="γ in score × specificity^γ: how much memories made of words most "
+        "memories share (small talk) give way to ones that say something (0: off).",
+    )
     # --- time expressions in recall queries (the namespace policy's ranking overrides the weight)
     resolve_time: bool = Field(
         default=True, description="Default `resolve_time` of a recall: read time expressions."
@@ -172,7 +179,7 @@ class Settings(BaseSettings):
         default=False, description="Search with the time expression cut out of the query."
     )
     time_window_candidates: int = Field(
-        default=20,
+        default=50,
         ge=0,
         le=1000,
         description="Extra candidates per arm from inside a resolved time window (0: none).",

@@ -78,6 +78,16 @@ class Components(BaseModel):
         description="Ceiling of the access boost: accesses reorder memories whose relevance "
         "is this close, never a clearly more relevant one (HINDSIGHT_ACCESS_BOOST_MAX).",
     )
+    specificity: float | None = Field(
+        default=None,
+        description="Mean IDF of the memory's own terms as a share of the namespace's "
+        "highest (0..1): low for small talk made of words most memories share.",
+    )
+    specificity_factor: float | None = Field(
+        default=None,
+        description="specificity^γ, γ = HINDSIGHT_SPECIFICITY_WEIGHT (1 for a memory "
+        "without terms).",
+    )
     vector_rank: int | None
     keyword_rank: int | None
     fusion: str

@@ -2,7 +2,7 @@
 
 Recall ranks max(k, HINDSIGHT_RERANK_CANDIDATES) candidates as usual, the reranker scores
 all of them, and its score becomes part of relevance, so the rule stays
-    score = relevance × confidence × access_boost × lifecycle terms
+    score = relevance × confidence × access_boost × specificity^γ × lifecycle terms
 with
     relevance = (1 − w) · fused + w · rerank        (w = HINDSIGHT_RERANK_WEIGHT)
 where `fused` is the two arms' relevance (`components.relevance_before_rerank`). Blending

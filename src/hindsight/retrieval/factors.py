@@ -1,8 +1,8 @@
 """The lifecycle's factors in recall's score. Pure: no I/O.
 
 Each is a separate multiplicative term, so the score stays
-    relevance × confidence × access_boost × tier_weight × recency_factor × importance_factor
-          × trust_factor × time_factor
+    relevance × confidence × access_boost × specificity^γ × tier_weight × recency_factor
+          × importance_factor × trust_factor × time_factor
 and every term is shown in `components`:
 
 - tier_weight: the policy's weight of the memory's status (active 1, cold 0.5).

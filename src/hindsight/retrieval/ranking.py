@@ -1,13 +1,22 @@
 """How recall turns candidates into a ranked, explained list. Pure: no I/O.
 
     score = relevance × confidence × min(1 + α · ln(1 + access_count), access_boost_max)
-            × lifecycle terms
+            × specificity^γ × lifecycle terms
 
 where relevance fuses the two arms. `linear` fusion (the default) keeps their absolute
 meaning, so a weak match stays weak however the other candidates look:
     relevance = (1 − w) · max(similarity, 0) + w · min(keyword, 1)
 `rrf` (reciprocal rank fusion) uses only each candidate's rank in each arm, scaled so that
 first in both arms is 1.
+
+Specificity (0..1) is the mean IDF of the memory's own terms as a share of the highest IDF
+the namespace has: a memory made of words most memories share ("haha, so true!", "take
+care, talk soon!") says little whatever the query, one with words few memories hold says
+something. Both arms favour short memories (cosine and BM25 normalise by length), so when
+a query names little beyond a person or a month ("what did Mia do in May?") small talk
+that mentions the name outranked the turn that said what happened; specificity undoes
+that without favouring long memories (a mean, not a sum: "user.name: Ann" stays
+specific). γ = 0 turns it off.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ class RankingConfig:
     access_boost_max: float = 1.05
     fusion: Fusion = "linear"
     rrf_k: int = 60
+    specificity_weight: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,13 @@ def access_boost(access_count: int, alpha: float, ceiling: float = math.inf) -> 
     relevance (recall raises the count of whatever it returns, right or not, so over a
     sequence of questions an uncapped boost keeps returning what was returned before)."""
     return min(1.0 + alpha * math.log1p(max(access_count, 0)), max(ceiling, 1.0))
+
+
+def specificity_factor(specificity: float | None, weight: float) -> float:
+    """specificity^γ; 1 for a memory without terms (nothing to judge it by)."""
+    if specificity is None or weight == 0:
+        return 1.0
+    return float(min(max(specificity, 0.0), 1.0) ** weight)
 
 
 def merge_arms(
@@ -108,15 +125,16 @@ def rank(
         if rel <= min_relevance:
             continue
         boost = access_boost(row["access_count"], config.access_alpha, config.access_boost_max)
-        score = rel * row["confidence"] * boost
+        specific = specificity_factor(row.get("specificity"), config.specificity_weight)
+        score = rel * row["confidence"] * boost * specific
         if factors is not None:
             score *= lifecycle_factor(row, factors)
         # ties go to the lower id (UUIDs order as their text does, without making it)
-        scored.append((-score, -row["similarity"], rid, rel, boost, row))
+        scored.append((-score, -row["similarity"], rid, rel, boost, specific, row))
     # components only for the k that are returned
     best = heapq.nsmallest(k, scored)
     ranked = []
-    for neg_score, _, _, rel, boost, row in best:
+    for neg_score, _, _, rel, boost, specific, row in best:
         rid = row["id"]
         terms = lifecycle_terms(row, factors)[1] if factors is not None else {}
         ranked.append(
@@ -131,6 +149,8 @@ def rank(
                     "access_count": row["access_count"],
                     "access_boost": round(boost, 6),
                     "access_boost_max": config.access_boost_max,
+                    "specificity": _rounded(row.get("specificity")),
+                    "specificity_factor": round(specific, 6),
                     "vector_rank": vector_ranks.get(rid),
                     "keyword_rank": keyword_ranks.get(rid),
                     "fusion": config.fusion,
@@ -139,6 +159,10 @@ def rank(
             )
         )
     return ranked
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
 
 
 # A memory reached through the best hit of the first search scores this much of its

@@ -137,6 +137,7 @@ class RecallService:
             access_alpha=self._settings.access_alpha,
             access_boost_max=self._settings.access_boost_max,
             fusion=request.fusion or "linear",
+            specificity_weight=self._settings.specificity_weight,
         )
 
     async def search(self, namespace: str, request: RecallRequest) -> list[Ranked]:

@@ -102,13 +102,22 @@ arm AS (
 # random_page_cost it hash-joined 20 ids against all 30,000 rows of a namespace (86 ms for a
 # 2.4 ms arm). A lateral subquery that cannot be pulled up (OFFSET 0) has only one plan: a
 # nested loop of n index probes, whatever the table's size or statistics.
+#
+# Each candidate also carries its specificity: the mean IDF of its own terms, as a share of
+# the IDF of a term only one memory holds (0..1; NULL for a memory without terms). One
+# probe of the document frequencies per term, for the candidates only.
 _SCORED = """
 SELECT m.* FROM arm CROSS JOIN LATERAL (
     SELECT {columns},
            1 - (m.embedding <=> %(qvec)s::halfvec) AS similarity,
            CASE WHEN (SELECT norm FROM qvec) > 0
                 THEN -(m.keywords <#> (SELECT v FROM qvec)) / (SELECT norm FROM qvec)
-                ELSE 0 END AS keyword
+                ELSE 0 END AS keyword,
+           (SELECT avg(ln(1 + greatest((SELECT n FROM corpus) - d.df + 0.5, 0) / (d.df + 0.5)))
+                   / ln(1 + greatest((SELECT n FROM corpus) - 0.5, 0.5) / 1.5)
+            FROM (SELECT sum(s.df)::float8 AS df FROM keyword_stats s
+                  WHERE s.namespace = %(ns)s AND s.term = ANY(m.keyword_terms)
+                  GROUP BY s.term) d) AS specificity
     FROM long_term_memory m WHERE m.namespace = %(ns)s AND m.id = arm.id OFFSET 0
 ) m
 """

@@ -1,0 +1,74 @@
+"""Specificity: a memory made of words most memories share (small talk) gives way to one
+that says something, when the query itself names little more than a person."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Api, make_settings
+from tests.support.servers import ThreadServer
+
+SMALL_TALK = [
+    "that's so cool Mia!",
+    "haha Mia, so true",
+    "take care Mia, talk soon!",
+    "hey Mia! how have you been?",
+    "you deserve it Mia",
+    "aww Mia that's sweet",
+]
+SAID = (
+    "Mia: so, we adopted a beagle on Saturday and the kids named her Biscuit, "
+    "she already chewed a slipper"
+)
+
+
+def dialogue() -> list[dict[str, str]]:
+    turns = [
+        {"key": f"D{s}:{t}", "value": line}
+        for s in range(1, 5)
+        for t, line in enumerate(SMALL_TALK, start=1)
+    ]
+    return [*turns, {"key": "D5:1", "value": SAID}]
+
+
+def top_keys(api: Api, query: str) -> list[str]:
+    return [r["key"] for r in api.recall(query, k=5)["results"]]
+
+
+@pytest.mark.parametrize("weight", ["1", "0"])
+def test_a_vague_question_finds_the_turn_that_says_something(
+    fresh_db: str, redis_url: str, ns: str, weight: str
+) -> None:
+    with ThreadServer(make_settings(specificity_weight=weight), fresh_db, redis_url) as srv:
+        api = Api.at(srv.url, ns)
+        api.observe(*dialogue())
+        results = api.recall("what did Mia do?", k=5)["results"]
+        said = next((r for r in results if r["key"] == "D5:1"), None)
+        if weight == "0":
+            # without it, the short lines that name her win (what this guards against)
+            assert said is None or results[0]["key"] != "D5:1"
+            assert all(r["components"]["specificity_factor"] == 1 for r in results)
+            return
+        assert results[0]["key"] == "D5:1", [r["value"] for r in results]
+        c = results[0]["components"]
+        assert c["specificity"] > max(r["components"]["specificity"] for r in results[1:])
+        assert c["specificity_factor"] == pytest.approx(c["specificity"], abs=1e-6)
+
+
+def test_a_short_fact_stays_specific(api: Api) -> None:
+    """A mean, not a sum: a short memory of rare words is not pushed below long ones."""
+    api.observe(
+        {"key": "user.name", "value": "Ann"},
+        *(
+            {
+                "key": f"note.{i}",
+                "value": f"the team meeting about the project notes {i} "
+                "ran long and the team agreed to meet again about the project",
+            }
+            for i in range(8)
+        ),
+    )
+    results = api.recall("what is my name?", k=3)["results"]
+    assert results[0]["key"] == "user.name"
+    specific = {r["key"]: r["components"]["specificity"] for r in results}
+    assert specific["user.name"] == max(specific.values())
