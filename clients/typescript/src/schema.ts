@@ -739,6 +739,16 @@ export interface components {
              * @description Ceiling of the access boost: accesses reorder memories whose relevance is this close, never a clearly more relevant one (HINDSIGHT_ACCESS_BOOST_MAX).
              */
             access_boost_max?: number | null;
+            /**
+             * Specificity
+             * @description Mean IDF of the memory's own terms as a share of the namespace's highest (0..1): low for small talk made of words most memories share.
+             */
+            specificity?: number | null;
+            /**
+             * Specificity Factor
+             * @description specificity^γ, γ = HINDSIGHT_SPECIFICITY_WEIGHT (1 for a memory without terms).
+             */
+            specificity_factor?: number | null;
             /** Vector Rank */
             vector_rank: number | null;
             /** Keyword Rank */
