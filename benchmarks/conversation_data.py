@@ -55,6 +55,7 @@ class Event:
     when: str  # temporal question
     infer: str | None = None  # open-domain question
     group: str | None = None  # multi-hop question over every event of this kind
+    did: str = ""  # what they did, in the past tense: the anchor of an `anchored` question
 
 
 EVENTS = [
@@ -65,6 +66,7 @@ EVENTS = [
         "When did {who} bring home the {species}?",
         "Does {who} have an animal at home?",
         "What are the names of {who}'s pets?",
+        did="adopted the {species}",
     ),
     Event(
         "trip",
@@ -73,6 +75,7 @@ EVENTS = [
         "When did {who} travel to {city}?",
         None,
         "Which cities has {who} traveled to?",
+        did="traveled to {city}",
     ),
     Event(
         "instrument",
@@ -80,6 +83,7 @@ EVENTS = [
         "What musical instrument is {who} learning to play?",
         "When did {who} begin the {instrument} lessons?",
         "Would {who} enjoy going to a {genre} concert?",
+        did="started the {instrument} lessons",
     ),
     Event(
         "race",
@@ -88,6 +92,7 @@ EVENTS = [
         "When did {who} run the {race}?",
         "Is {who} into endurance sports?",
         "Which races has {who} taken part in?",
+        did="ran the {race}",
     ),
     Event(
         "book",
@@ -96,6 +101,7 @@ EVENTS = [
         "When was {who} reading {book}?",
         None,
         "What books has {who} read?",
+        did="was reading {book}",
     ),
     Event(
         "job",
@@ -103,6 +109,7 @@ EVENTS = [
         "What position did {who} accept at the new employer?",
         "When did {who} get the job offer from {company}?",
         "Has {who} changed careers recently?",
+        did="got the offer from {company}",
     ),
     Event(
         "class",
@@ -111,12 +118,14 @@ EVENTS = [
         "When did {who} start the {hobby} class?",
         "Does {who} have a creative hobby?",
         "What classes has {who} taken?",
+        did="signed up for the {hobby} class",
     ),
     Event(
         "family",
         "my {relative} {relname} is flying in from {city2} next week, haven't seen them in ages",
         "Where does {who}'s {relative} live?",
         "When was {who}'s {relative} {relname} coming to visit?",
+        did="heard that {relname} was flying in from {city2}",
     ),
     Event(
         "cooking",
@@ -124,12 +133,14 @@ EVENTS = [
         "What did {who} cook from the grandmother's recipe?",
         "When did {who} make {dish}?",
         "Does {who} enjoy cooking?",
+        did="made {dish}",
     ),
     Event(
         "injury",
         "twisted my ankle playing {sport} yesterday so I'm stuck on the couch",
         "How did {who} get hurt?",
         "When did {who} injure the ankle?",
+        did="twisted the ankle playing {sport}",
     ),
     Event(
         "volunteer",
@@ -138,6 +149,7 @@ EVENTS = [
         "When did {who} volunteer at the {place}?",
         "Does {who} do community service?",
         "Where has {who} volunteered?",
+        did="volunteered at the {place}",
     ),
     Event(
         "concert",
@@ -146,12 +158,14 @@ EVENTS = [
         "When did {who} go to the {band} show?",
         None,
         "Which bands has {who} seen live?",
+        did="saw {band} live",
     ),
     Event(
         "gift",
         "{friend} surprised me with a {gift} for my birthday, I almost cried",
         "What birthday present did {who} receive from {friend}?",
         "When is {who}'s birthday?",
+        did="got the {gift} from {friend}",
     ),
     Event(
         "move",
@@ -159,6 +173,7 @@ EVENTS = [
         "Which neighborhood is {who} relocating to?",
         "When did {who} sign the new lease?",
         "Is {who} moving house soon?",
+        did="signed the lease in {hood}",
     ),
 ]
 
@@ -183,7 +198,9 @@ def _fill(rng: random.Random, event: Event, taken: set[tuple[str, str]]) -> dict
     return slots
 
 
-def _conversation(rng: random.Random, number: int, sessions: int) -> tuple[str, Dataset]:
+def _conversation(
+    rng: random.Random, number: int, sessions: int, anchored: bool = False
+) -> tuple[str, Dataset]:
     a, b = rng.sample(PEOPLE, 2)
     people = {a: _Person(a), b: _Person(b)}
     namespace = f"conv-{number}"
@@ -227,6 +244,8 @@ def _conversation(rng: random.Random, number: int, sessions: int) -> tuple[str, 
             )
             data.occurred[(namespace, f"D{s}:{t}")] = f"{day.isoformat()}T12:00:00+00:00"
     _questions(rng, namespace, people, data, days)
+    if anchored:  # after the others, and without the generator: they stay as they were
+        data.questions.extend(_anchored(namespace, people, days))
     return namespace, data
 
 
@@ -291,11 +310,34 @@ def _questions(
     data.questions.extend(questions)
 
 
-def build(seed: int = 12, conversations: int = 10, sessions: int = 24) -> Dataset:
+def _anchored(namespace: str, people: dict[str, _Person], days: list[date]) -> list[Question]:
+    """ "What did Mia do in the month after Mia adopted the beagle?": the person's events
+    in the month after the one named (from the next day), when there are any."""
+    out = []
+    for person in people.values():
+        for event, slots, _, day in person.events:
+            after = day + timedelta(days=1)
+            end = (after.replace(day=min(after.day, 28)) + timedelta(days=31)).replace(
+                day=min(after.day, 28)
+            )
+            gold = [key for _, _, key, d in person.events if after <= d < end]
+            if not gold or not event.did:
+                continue
+            did = event.did.format(**slots)
+            text = f"What did {person.name} do in the month after {person.name} {did}?"
+            out.append(Question(namespace, text, "anchored", gold, _asked(days, end)))
+    return out[::4]  # a quarter of them: enough to measure, and the run stays short
+
+
+def build(
+    seed: int = 12, conversations: int = 10, sessions: int = 24, anchored: bool = False
+) -> Dataset:
+    """The set; with `anchored`, also the questions timed by another event (for
+    benchmarks/conversation_time.py), which leave the rest unchanged."""
     rng = random.Random(seed)
     data = Dataset("conversations")
     for number in range(conversations):
-        _, conv = _conversation(rng, number, sessions)
+        _, conv = _conversation(rng, number, sessions, anchored)
         data.observations.extend(conv.observations)
         data.questions.extend(conv.questions)
         data.occurred.update(conv.occurred)

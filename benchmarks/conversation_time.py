@@ -1,8 +1,10 @@
 """The conversation set's month questions asked three ways, so that only the reference
 time tells which month is meant: with the year (`month_year`: "What did Dave do in April
 2023?", as in `conversations`), by the month's name (`month_name`: "... in April?") and as
-"last month" (`last_month`), the last two asked on the 10th of the month after. The
-dialogues and their dates are benchmarks/conversation_data.py's.
+"last month" (`last_month`), the last two asked on the 10th of the month after; and
+questions timed by another event (`anchored`: "What did Dave do in the month after Dave
+adopted the beagle?"), whose month starts the day after that event. The dialogues and their
+dates are benchmarks/conversation_data.py's.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ def build_time(seed: int = 12, conversations: int = 10, sessions: int = 24) -> D
     """The same dialogues, with only the month questions, each asked three ways: with the
     year (`month_year`), by the month's name (`month_name`, read against the reference
     time) and as "last month" (`last_month`, asked on the 10th of the month after)."""
-    full = build(seed, conversations, sessions)
+    full = build(seed, conversations, sessions, anchored=True)
     data = Dataset("conversations-time", full.observations, [], full.occurred)
+    data.questions += [q for q in full.questions if q.kind == "anchored"]
     for q in full.questions:
         m = _MONTH_QUESTION.match(q.text)
         if m is None:

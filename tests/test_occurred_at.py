@@ -414,3 +414,33 @@ def test_openapi_documents_the_time_fields(server: ThreadServer) -> None:
         ("Components", "time_factor"),
     ):
         assert field in schema[model]["properties"], (model, field)
+
+
+def test_a_time_anchored_on_an_event_takes_the_events_memory_as_its_anchor(api: Api) -> None:
+    same = "went hiking in the hills with friends"
+    api.client.post(
+        f"{api.base}/memories:batch",
+        json={"dedup": False, "memories": [
+            {"key": "life.wedding", "value": "our wedding at the lake house, 120 guests",
+             "occurred_at": "2024-05-18T16:00:00Z"},
+            {"key": "diary.before", "value": same, "occurred_at": "2024-05-13T10:00:00Z"},
+            {"key": "diary.long_before", "value": same, "occurred_at": "2024-03-02T10:00:00Z"},
+            {"key": "diary.after", "value": same, "occurred_at": "2024-05-25T10:00:00Z"},
+        ]},
+    ).raise_for_status()  # fmt: skip
+    body = api.recall(
+        "what hiking did I do the week before the wedding?",
+        reference_time="2024-06-12T09:00:00Z",
+    )
+    window = body["time_window"]
+    assert window["event"] == "the wedding"
+    assert window["anchor"]["key"] == "life.wedding"
+    assert at(window["anchor"]["time"]) == datetime(2024, 5, 18, 16, tzinfo=UTC)
+    assert at(window["start"]) == datetime(2024, 5, 11, tzinfo=UTC)
+    assert at(window["end"]) == datetime(2024, 5, 18, tzinfo=UTC)
+    hikes = [r["key"] for r in body["results"] if r["key"].startswith("diary.")]
+    assert hikes[0] == "diary.before", body["results"]
+    logged = api.client.get(f"{api.base}/recalls/{body['recall_id']}").json()
+    assert logged["filters"]["time_window"]["anchor"]["key"] == "life.wedding"
+    # no memory for the event: no window, the words are just words
+    assert api.recall("what did I do the week before the coronation?")["time_window"] is None

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+from hindsight.text import anchored
 from hindsight.text.timeexpr import resolve
 
 # Wednesday 12 June 2024, 15:00 in a client two hours east of UTC
@@ -121,3 +122,36 @@ def test_the_default_reference_is_now_in_utc_and_a_naive_one_is_utc() -> None:
     assert window.start <= now < window.end
     naive = resolve("yesterday", datetime(2024, 6, 12, 1, 0))
     assert naive is not None and naive.start == datetime(2024, 6, 11, tzinfo=UTC)
+
+
+# --- anchored on an event: the anchor's time comes from a memory -------------------------
+
+WEDDING = datetime(2024, 5, 18, 16, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "event", "start", "end"),
+    [
+        ("what did I do the week before the wedding?", "the wedding", "2024-05-11", "2024-05-18"),
+        ("what did I do two weeks before the wedding", "the wedding", "2024-05-04", "2024-05-11"),
+        ("where was I a day after the wedding", "the wedding", "2024-05-19", "2024-05-20"),
+        ("what did Mia do in the month after she got married?", "she got married",
+         "2024-05-19", "2024-06-19"),
+        ("what have I read since the wedding, roughly?", "the wedding", "2024-05-18", None),
+    ],
+)  # fmt: skip
+def test_an_expression_anchored_on_an_event(
+    text: str, event: str, start: str, end: str | None
+) -> None:
+    found = anchored.find(text)
+    assert found is not None and found.event == event
+    window = found.window(WEDDING, REF)
+    assert window is not None and window.event == event
+    assert window.start == day(start)
+    assert window.end == (day(end) if end else REF)
+    assert event in window.expression and text[slice(*window.span)] == window.expression
+
+
+def test_dates_are_not_anchors_and_plain_questions_have_none() -> None:
+    for text in ("what did I do last May?", "where does my sister live", "before bed I read"):
+        assert anchored.find(text) is None, text

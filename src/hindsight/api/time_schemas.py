@@ -43,3 +43,17 @@ class TimeWindowOut(BaseModel):
     expression: str = Field(description="The words of the query it was read from.")
     reference_time: datetime = Field(description="The time it was read against.")
     searched_query: str = Field(description="The query the search arms were given.")
+    event: str | None = Field(
+        default=None,
+        description='For a time anchored on an event ("two weeks before the wedding"): '
+        "the words naming the event.",
+    )
+    anchor: TimeAnchorOut | None = Field(
+        default=None, description="The memory found for the event, whose time anchors it."
+    )
+
+
+class TimeAnchorOut(BaseModel):
+    id: str = Field(description="The anchoring memory.")
+    key: str
+    time: datetime = Field(description="When it occurred (else was created).")

@@ -40,7 +40,7 @@ from hindsight.services.redaction import scrubber
 from hindsight.stores import recall_log, search as store
 from hindsight.stores.filters import MemoryFilter
 from hindsight.stores.recall_log import RecallEntry
-from hindsight.text import timeexpr
+from hindsight.text import anchored, timeexpr
 from hindsight.text.timeexpr import TimeWindow
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,14 @@ def _logged_filters(request: RecallRequest, searched: Searched) -> dict[str, Any
             "end": window.end.isoformat(),
             "expression": window.expression,
         }
+        if window.anchor is not None:
+            out["time_window"]["anchor"] = window.anchor
     return out
+
+
+# Least relevance of the memory that anchors "the week before the wedding" (built-in
+# embedder: an unrelated memory scores about 0.03, one that names the wedding 0.4 and more).
+ANCHOR_MIN_RELEVANCE = 0.2
 
 
 class RecallService:
@@ -150,7 +157,7 @@ class RecallService:
         second search follows the best hit ("where does my sister live?" finds the
         sister, then where she lives). A time the query names ("last May") ranks the
         results (`time_window`)."""
-        window = self.time_window(request)
+        window = await self.time_window(namespace, request)
         query = request.query
         if window is not None and self._settings.time_strip_query:
             query = window.without(query)
@@ -168,11 +175,33 @@ class RecallService:
             query,
         )
 
-    def time_window(self, request: RecallRequest) -> TimeWindow | None:
+    async def time_window(self, namespace: str, request: RecallRequest) -> TimeWindow | None:
+        """The time the query names: a date or a span ("last May"), else one anchored on an
+        event ("two weeks before the wedding"), whose time is that of the best memory
+        for the event's words (occurred_at, else created_at)."""
         wanted = request.resolve_time
         if not (self._settings.resolve_time if wanted is None else wanted):
             return None
-        return timeexpr.resolve(request.query, request.reference_time)
+        window = timeexpr.resolve(request.query, request.reference_time)
+        if window is not None:
+            return window
+        found = anchored.find(request.query)
+        if found is None:
+            return None
+        # an anchor must be about the event: not merely the least unrelated memory
+        lookup = dataclasses.replace(
+            request, query=found.event, k=1, hops=1, min_relevance=ANCHOR_MIN_RELEVANCE
+        )
+        best = (await self._search_once(namespace, found.event, lookup, None)).results
+        if not best:
+            return None
+        row = best[0].row
+        moment = row["occurred_at"] or row["created_at"]
+        window = found.window(moment, request.reference_time or datetime.now(UTC))
+        if window is None:
+            return None
+        anchor = {"id": str(row["id"]), "key": row["key"], "time": moment.isoformat()}
+        return dataclasses.replace(window, anchor=anchor)
 
     async def _query_vector(self, query: str) -> tuple[HalfVector | None, str | None]:
         """The query's embedding; or, when the endpoint is down or answers nonsense, None

@@ -21,8 +21,9 @@ Understood (case-insensitive):
   seasons: March–May, June–August, September–November, December–February)
 - "since <any of the above>": from its start to the reference time
 
-Not understood: expressions anchored on an event ("two weeks before the wedding") — the
-anchor is a memory, not a date — and vague ones ("recently", "a while ago").
+Expressions anchored on an event ("two weeks before the wedding") are read by
+`hindsight.text.anchored`: the anchor is a memory, not a date. Not understood: vague ones
+("recently", "a while ago").
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
+from typing import Any
 
 _MONTHS = {
     "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4,
@@ -67,6 +69,10 @@ class TimeWindow:
     expression: str
     span: tuple[int, int]  # where the expression stands in the text
     reference: datetime  # what it was read against
+    # for an expression anchored on an event (`hindsight.text.anchored`): its words, and
+    # the memory found for them
+    event: str | None = None
+    anchor: dict[str, Any] | None = None
 
     def contains(self, moment: datetime) -> bool:
         return self.start <= moment < self.end

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Response
 from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
 from hindsight.api.responses import json_response
 from hindsight.api.schemas import Components, RecallHit, RecallIn, RecallLogOut, RecallOut
-from hindsight.api.time_schemas import TimeWindowOut
+from hindsight.api.time_schemas import TimeAnchorOut, TimeWindowOut
 from hindsight.errors import InvalidInput, NotFound
 from hindsight.services.recall import RecallRequest
 from hindsight.stores.filters import MemoryFilter
@@ -74,6 +74,8 @@ async def recall(
             expression=window.expression,
             reference_time=window.reference,
             searched_query=result.searched_query or body.query,
+            event=window.event,
+            anchor=None if window.anchor is None else TimeAnchorOut(**window.anchor),
         )
     return json_response(out)
 
