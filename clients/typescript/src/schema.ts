@@ -1960,6 +1960,22 @@ export interface components {
             /** Cold */
             cold?: number | null;
         };
+        /** TimeAnchorOut */
+        TimeAnchorOut: {
+            /**
+             * Id
+             * @description The anchoring memory.
+             */
+            id: string;
+            /** Key */
+            key: string;
+            /**
+             * Time
+             * Format: date-time
+             * @description When it occurred (else was created).
+             */
+            time: string;
+        };
         /** TimeWindowOut */
         TimeWindowOut: {
             /**
@@ -1990,6 +2006,13 @@ export interface components {
              * @description The query the search arms were given.
              */
             searched_query: string;
+            /**
+             * Event
+             * @description For a time anchored on an event ("two weeks before the wedding"): the words naming the event.
+             */
+            event?: string | null;
+            /** @description The memory found for the event, whose time anchors it. */
+            anchor?: components["schemas"]["TimeAnchorOut"] | null;
         };
         /** TrustPolicy */
         TrustPolicy: {
