@@ -48,6 +48,8 @@ def test_a_vague_question_finds_the_turn_that_says_something(
             # without it, the short lines that name her win (what this guards against)
             assert said is None or results[0]["key"] != "D5:1"
             assert all(r["components"]["specificity_factor"] == 1 for r in results)
+            # and nothing was computed for it
+            assert all(r["components"]["specificity"] is None for r in results)
             return
         assert results[0]["key"] == "D5:1", [r["value"] for r in results]
         c = results[0]["components"]

@@ -155,3 +155,11 @@ def test_an_expression_anchored_on_an_event(
 def test_dates_are_not_anchors_and_plain_questions_have_none() -> None:
     for text in ("what did I do last May?", "where does my sister live", "before bed I read"):
         assert anchored.find(text) is None, text
+
+
+def test_the_month_after_an_event_late_in_a_month_starts_the_next_day() -> None:
+    found = anchored.find("what did I do in the month after the move?")
+    assert found is not None
+    window = found.window(datetime(2024, 1, 30, 12, tzinfo=UTC), REF)
+    assert window is not None
+    assert (window.start, window.end) == (day("2024-01-31"), day("2024-02-28"))

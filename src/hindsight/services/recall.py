@@ -190,7 +190,7 @@ class RecallService:
             return None
         # an anchor must be about the event: not merely the least unrelated memory
         lookup = dataclasses.replace(
-            request, query=found.event, k=1, hops=1, min_relevance=ANCHOR_MIN_RELEVANCE
+            request, query=found.event, k=1, min_relevance=ANCHOR_MIN_RELEVANCE
         )
         best = (await self._search_once(namespace, found.event, lookup, None)).results
         if not best:
@@ -231,6 +231,7 @@ class RecallService:
             per_arm=max(2 * request.k, self._settings.recall_candidates),
             exact_max=self._settings.exact_search_max_rows,
             postings_budget=self._settings.keyword_postings_budget,
+            specificity=self._settings.specificity_weight > 0,
         )
         searches = [search]
         narrowed = request.filter.within(window.start, window.end) if window else None

@@ -105,7 +105,8 @@ arm AS (
 #
 # Each candidate also carries its specificity: the mean IDF of its own terms, as a share of
 # the IDF of a term only one memory holds (0..1; NULL for a memory without terms). One
-# probe of the document frequencies per term, for the candidates only.
+# probe of the document frequencies per term, for the candidates only, and none when
+# specificity is off (HINDSIGHT_SPECIFICITY_WEIGHT=0).
 _SCORED = """
 SELECT m.* FROM arm CROSS JOIN LATERAL (
     SELECT {columns},
@@ -113,11 +114,12 @@ SELECT m.* FROM arm CROSS JOIN LATERAL (
            CASE WHEN (SELECT norm FROM qvec) > 0
                 THEN -(m.keywords <#> (SELECT v FROM qvec)) / (SELECT norm FROM qvec)
                 ELSE 0 END AS keyword,
-           (SELECT avg(ln(1 + greatest((SELECT n FROM corpus) - d.df + 0.5, 0) / (d.df + 0.5)))
-                   / ln(1 + greatest((SELECT n FROM corpus) - 0.5, 0.5) / 1.5)
-            FROM (SELECT sum(s.df)::float8 AS df FROM keyword_stats s
-                  WHERE s.namespace = %(ns)s AND s.term = ANY(m.keyword_terms)
-                  GROUP BY s.term) d) AS specificity
+           CASE WHEN %(specificity)s THEN (
+               SELECT avg(ln(1 + greatest((SELECT n FROM corpus) - d.df + 0.5, 0) / (d.df + 0.5)))
+                      / ln(1 + greatest((SELECT n FROM corpus) - 0.5, 0.5) / 1.5)
+               FROM (SELECT sum(s.df)::float8 AS df FROM keyword_stats s
+                     WHERE s.namespace = %(ns)s AND s.term = ANY(m.keyword_terms)
+                     GROUP BY s.term) d) END AS specificity
     FROM long_term_memory m WHERE m.namespace = %(ns)s AND m.id = arm.id OFFSET 0
 ) m
 """
@@ -142,6 +144,7 @@ class Search:
     per_arm: int
     exact_max: int
     postings_budget: int
+    specificity: bool = True  # score each candidate's specificity
 
     def statement(self, arm: str) -> tuple[str, dict[str, Any]]:
         params: dict[str, Any] = {
@@ -153,6 +156,7 @@ class Search:
             "n": self.per_arm,
             "exact_max": self.exact_max,
             "budget": self.postings_budget,
+            "specificity": self.specificity,
         }
         sql = (
             ARMS[arm]

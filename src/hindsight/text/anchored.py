@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 
-from hindsight.text.timeexpr import _COUNT, TimeWindow, _count, _midnight, _shift_month
+from hindsight.text.timeexpr import _COUNT, TimeWindow, _back, _count, _midnight
 
 _EVENT = r"(?P<event>[^?.!,;:]*\w)"
 _OFFSET = re.compile(
@@ -44,28 +44,19 @@ class Anchored:
     def window(self, anchor: datetime, reference: datetime) -> TimeWindow | None:
         """The window, given when the event occurred; None when it would be empty."""
         tz = reference.tzinfo
-        day = anchor.astimezone(tz).date()
+        day = _midnight(anchor.astimezone(tz).date(), tz)
         if self.direction == "since":
-            start, end = _midnight(day, tz), reference
+            start, end = day, reference
         elif self.direction == "before":
-            start = _midnight(_shift(day, self.unit, -self.count), tz)
-            end = _midnight(_shift(day, self.unit, 1 - self.count), tz)
+            start = _back(day, self.unit, self.count)
+            end = _back(day, self.unit, self.count - 1)
         else:
             after = day + timedelta(days=1)
-            start = _midnight(_shift(after, self.unit, self.count - 1), tz)
-            end = _midnight(_shift(after, self.unit, self.count), tz)
+            start = _back(after, self.unit, 1 - self.count)
+            end = _back(after, self.unit, -self.count)
         if start >= end:
             return None
         return TimeWindow(start, end, self.expression, self.span, reference, self.event)
-
-
-def _shift(d: date, unit: str, n: int) -> date:
-    if unit == "day":
-        return d + timedelta(days=n)
-    if unit == "week":
-        return d + timedelta(weeks=n)
-    year, month = _shift_month(d.year, d.month, n * (12 if unit == "year" else 1))
-    return date(year, month, min(d.day, 28))
 
 
 def find(text: str) -> Anchored | None:
