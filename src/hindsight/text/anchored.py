@@ -19,7 +19,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from hindsight.text.timeexpr import _COUNT, TimeWindow, _back, _count, _midnight
+from hindsight.text.dates import back, midnight
+from hindsight.text.timeexpr import _COUNT, TimeWindow, _count
 
 _EVENT = r"(?P<event>[^?.!,;:]*\w)"
 _OFFSET = re.compile(
@@ -44,16 +45,16 @@ class Anchored:
     def window(self, anchor: datetime, reference: datetime) -> TimeWindow | None:
         """The window, given when the event occurred; None when it would be empty."""
         tz = reference.tzinfo
-        day = _midnight(anchor.astimezone(tz).date(), tz)
+        day = midnight(anchor.astimezone(tz).date(), tz)
         if self.direction == "since":
             start, end = day, reference
         elif self.direction == "before":
-            start = _back(day, self.unit, self.count)
-            end = _back(day, self.unit, self.count - 1)
+            start = back(day, self.unit, self.count)
+            end = back(day, self.unit, self.count - 1)
         else:
             after = day + timedelta(days=1)
-            start = _back(after, self.unit, 1 - self.count)
-            end = _back(after, self.unit, -self.count)
+            start = back(after, self.unit, 1 - self.count)
+            end = back(after, self.unit, -self.count)
         if start >= end:
             return None
         return TimeWindow(start, end, self.expression, self.span, reference, self.event)

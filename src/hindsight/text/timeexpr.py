@@ -3,7 +3,8 @@
 "what did I do last May?" asked on 10 June 2024 means May 2024; asked on 10 April 2024 it
 means May 2023. Recall turns the first expression it finds into a window [start, end) in
 the reference time's own timezone (calendar days are the client's, not the server's), and
-ranks by it. Pure Python, English only; `resolve` answers None when nothing is found.
+ranks by it. Pure Python: English here, Chinese and Japanese in `hindsight.text.timeexpr_cjk`;
+`resolve` answers None when nothing is found.
 
 Understood (case-insensitive):
 - today, tonight, this morning, yesterday, last night, the day before yesterday, tomorrow
@@ -31,8 +32,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from hindsight.text import dates, timeexpr_cjk
+from hindsight.text.dates import Window
 
 _MONTHS = {
     "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4,
@@ -85,34 +89,7 @@ class TimeWindow:
         return cut if re.search(r"\w", cut) else text
 
 
-Window = tuple[datetime, datetime]
 Rule = Callable[[re.Match[str], datetime], Window | None]
-
-
-def _midnight(d: date, tz: tzinfo | None) -> datetime:
-    return datetime(d.year, d.month, d.day, tzinfo=tz)
-
-
-def _days(d: date, n: int, tz: tzinfo | None) -> Window:
-    return _midnight(d, tz), _midnight(d + timedelta(days=n), tz)
-
-
-def _month(year: int, month: int, tz: tzinfo | None, months: int = 1) -> Window:
-    end_year, end_month = divmod(year * 12 + month - 1 + months, 12)
-    return datetime(year, month, 1, tzinfo=tz), datetime(end_year, end_month + 1, 1, tzinfo=tz)
-
-
-def _shift_month(year: int, month: int, by: int) -> tuple[int, int]:
-    y, m = divmod(year * 12 + month - 1 + by, 12)
-    return y, m + 1
-
-
-def _year(year: int, tz: tzinfo | None) -> Window:
-    return datetime(year, 1, 1, tzinfo=tz), datetime(year + 1, 1, 1, tzinfo=tz)
-
-
-def _monday(d: date) -> date:
-    return d - timedelta(days=d.weekday())
 
 
 def _count(word: str) -> tuple[int, int]:
@@ -122,28 +99,16 @@ def _count(word: str) -> tuple[int, int]:
     return (int(word) if word.isdigit() else _NUMBERS[word]), 0
 
 
-def _calendar_day(year: int, month: int, day: int) -> date | None:
-    try:
-        return date(year, month, day)
-    except ValueError:
-        return None
-
-
 def _dated(m: re.Match[str], ref: datetime) -> Window | None:
     """A day of a month, with or without a year (then the latest one not after `ref`)."""
-    month, day = _MONTHS[m["month"].lower()], int(m["day"])
-    if m["year"]:
-        found = _calendar_day(int(m["year"]), month, day)
-    else:
-        found = _calendar_day(ref.year, month, day)
-        if found is None or found > ref.date():
-            found = _calendar_day(ref.year - 1, month, day)
-    return None if found is None else _days(found, 1, ref.tzinfo)
+    year = int(m["year"]) if m["year"] else None
+    found = dates.latest_day(ref, _MONTHS[m["month"].lower()], int(m["day"]), year)
+    return None if found is None else dates.days(found, 1, ref.tzinfo)
 
 
 def _iso(m: re.Match[str], ref: datetime) -> Window | None:
-    found = _calendar_day(int(m["y"]), int(m["m"]), int(m["d"]))
-    return None if found is None else _days(found, 1, ref.tzinfo)
+    found = dates.calendar_day(int(m["y"]), int(m["m"]), int(m["d"]))
+    return None if found is None else dates.days(found, 1, ref.tzinfo)
 
 
 def _named_month(m: re.Match[str], ref: datetime) -> Window | None:
@@ -151,20 +116,12 @@ def _named_month(m: re.Match[str], ref: datetime) -> Window | None:
     if m["month"] == "may" and which == "this" and not m["year"]:
         return None  # "this may help": the verb, not the month
     if m["year"]:
-        year = int(m["year"])
-    elif which == "this":
-        year = ref.year
-    elif which == "next":
-        year = ref.year if month > ref.month else ref.year + 1
-    elif which == "last":  # the latest one that is over
-        year = ref.year if month < ref.month else ref.year - 1
-    else:  # the latest one that has begun
-        year = ref.year if month <= ref.month else ref.year - 1
-    return _month(year, month, ref.tzinfo)
+        return dates.month(int(m["year"]), month, ref.tzinfo)
+    return dates.named_month(ref, month, which if which in ("this", "next", "last") else "in")
 
 
 def _in_year(m: re.Match[str], ref: datetime) -> Window:
-    return _year(int(m["year"]), ref.tzinfo)
+    return dates.year(int(m["year"]), ref.tzinfo)
 
 
 def _day_word(m: re.Match[str], ref: datetime) -> Window:
@@ -172,7 +129,7 @@ def _day_word(m: re.Match[str], ref: datetime) -> Window:
         "today": 0, "tonight": 0, "this morning": 0, "this afternoon": 0, "this evening": 0,
         "yesterday": 1, "last night": 1, "the day before yesterday": 2, "tomorrow": -1,
     }[re.sub(r"\s+", " ", m["word"].lower())]  # fmt: skip
-    return _days(ref.date() - timedelta(days=back), 1, ref.tzinfo)
+    return dates.days(ref.date() - timedelta(days=back), 1, ref.tzinfo)
 
 
 def _unit(m: re.Match[str], ref: datetime) -> Window:
@@ -180,17 +137,17 @@ def _unit(m: re.Match[str], ref: datetime) -> Window:
     which, unit, tz = re.sub(r"\s+", " ", m["which"].lower()), m["unit"].lower(), ref.tzinfo
     by = {"last": -1, "next": 1}.get(which, 0)
     if unit == "week":
-        start = _midnight(_monday(ref.date()) + timedelta(weeks=by), tz)
+        start = dates.midnight(dates.monday(ref.date()) + timedelta(weeks=by), tz)
         window = start, start + timedelta(weeks=1)
     elif unit == "weekend":
-        monday = _monday(ref.date())
+        monday = dates.monday(ref.date())
         # the last weekend is the latest one that is over; this one is this week's
         saturday = monday + timedelta(days=5 + 7 * by) if by >= 0 else monday - timedelta(days=2)
-        window = _days(saturday, 2, tz)
+        window = dates.days(saturday, 2, tz)
     elif unit == "month":
-        window = _month(*_shift_month(ref.year, ref.month, by), tz)
+        window = dates.month(*dates.shift_month(ref.year, ref.month, by), tz)
     else:
-        window = _year(ref.year + by, tz)
+        window = dates.year(ref.year + by, tz)
     if which == "earlier this":
         return window[0], ref
     return window
@@ -199,58 +156,28 @@ def _unit(m: re.Match[str], ref: datetime) -> Window:
 def _rolling(m: re.Match[str], ref: datetime) -> Window:
     """the past / last N units: the N units up to the reference time."""
     n, slack = _count(m["count"] or "1")
-    return _back(ref, m["unit"].lower(), n + slack), ref
-
-
-def _back(ref: datetime, unit: str, n: int) -> datetime:
-    if unit == "day":
-        return ref - timedelta(days=n)
-    if unit == "week":
-        return ref - timedelta(weeks=n)
-    year, month = _shift_month(ref.year, ref.month, -n * (12 if unit == "year" else 1))
-    day = min(ref.day, 28) if (year, month) != (ref.year, ref.month) else ref.day
-    return ref.replace(year=year, month=month, day=day)
+    return dates.back(ref, m["unit"].lower(), n + slack), ref
 
 
 def _ago(m: re.Match[str], ref: datetime) -> Window:
     """N units ago: that day, the week around that day, that calendar month or year."""
     n, slack = _count(m["count"])
-    unit, tz = m["unit"].lower(), ref.tzinfo
-    if unit == "day":
-        return _days(ref.date() - timedelta(days=n + slack), 1 + 2 * slack, tz)
-    if unit == "week":
-        centre = ref.date() - timedelta(weeks=n)
-        return _days(centre - timedelta(days=3 + 7 * slack), 7 + 14 * slack, tz)
-    if unit == "month":
-        year, month = _shift_month(ref.year, ref.month, -n - slack)
-        return _month(year, month, tz, 1 + 2 * slack)
-    start = _year(ref.year - n - slack, tz)[0]
-    return start, _year(ref.year - n + slack, tz)[1]
+    return dates.ago(ref, m["unit"].lower(), n, slack)
 
 
 def _weekday(m: re.Match[str], ref: datetime) -> Window:
     target = _WEEKDAYS.index(m["weekday"].lower())
     if (m["which"] or "").lower() == "next":
         ahead = (target - ref.weekday()) % 7 or 7
-        return _days(ref.date() + timedelta(days=ahead), 1, ref.tzinfo)
+        return dates.days(ref.date() + timedelta(days=ahead), 1, ref.tzinfo)
     back = (ref.weekday() - target) % 7 or 7
-    return _days(ref.date() - timedelta(days=back), 1, ref.tzinfo)
+    return dates.days(ref.date() - timedelta(days=back), 1, ref.tzinfo)
 
 
 def _season(m: re.Match[str], ref: datetime) -> Window:
-    """A season, each named by the year it begins in (winter 2023: December 2023 to
-    February 2024)."""
-    first = _SEASONS[m["season"].lower()]
     which = re.sub(r"\s+", " ", m["which"].lower())
-    begun = ref.year if ref.month >= first else ref.year - 1  # the latest that has begun
-    if which == "last":
-        year = begun if _month(begun, first, ref.tzinfo, 3)[1] <= ref else begun - 1
-    elif which == "this":
-        # the one under way, or else this year's (for winter: the coming one)
-        year = begun if first == 12 and ref.month <= 2 else ref.year
-    else:
-        year = begun
-    return _month(year, first, ref.tzinfo, 3)
+    which = which if which in ("last", "this") else "in"
+    return dates.season(ref, _SEASONS[m["season"].lower()], which)
 
 
 def _rule(pattern: str, handler: Rule) -> tuple[re.Pattern[str], Rule]:
@@ -301,7 +228,7 @@ def resolve(text: str, reference: datetime | None = None) -> TimeWindow | None:
     if ref.tzinfo is None:
         ref = ref.replace(tzinfo=UTC)
     found: list[tuple[int, int, Window]] = []
-    for pattern, handler in _RULES:
+    for pattern, handler in [*_RULES, *timeexpr_cjk.RULES]:
         for m in pattern.finditer(text):
             try:
                 window = handler(m, ref)
@@ -312,9 +239,13 @@ def resolve(text: str, reference: datetime | None = None) -> TimeWindow | None:
     if not found:
         return None
     start, end, (lo, hi) = min(found, key=lambda f: (f[0], -f[1]))
-    since = _SINCE.search(text, 0, start)
+    since = _SINCE.search(text, 0, start) or timeexpr_cjk.SINCE_BEFORE.search(text, 0, start)
     if since is not None:
         start = since.start()
-    if (since is not None or re.match(r"since\b", text[start:], re.IGNORECASE)) and lo < ref:
+    until_now = timeexpr_cjk.SINCE_AFTER.match(text, end)
+    if until_now is not None:
+        end = until_now.end()
+    since_start = re.match(r"since\b", text[start:], re.IGNORECASE)
+    if (since is not None or until_now is not None or since_start) and lo < ref:
         hi = ref
     return TimeWindow(lo, hi, text[start:end].strip(), (start, end), ref)
