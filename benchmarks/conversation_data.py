@@ -26,19 +26,11 @@ Generated from a seed; no network.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from benchmarks.conversation_words import (
-    CLOSERS,
-    FOLLOW_UPS,
-    GENRE,
-    OPENERS,
-    REACTIONS,
-    SLOTS,
-    SMALL_TALK,
-    TOPIC_CHATTER,
-)
+from benchmarks import conversation_words as words
 from benchmarks.eval_set import Dataset, Question
 
 PEOPLE = """Caroline Melanie Jon Gina Nate Joanna Tim John Audrey Andrew Evan Sam Maria Deborah
@@ -178,15 +170,55 @@ EVENTS = [
 ]
 
 
+@dataclass(frozen=True)
+class Language:
+    """What a set's dialogues are made of, and how its lines and month questions read.
+    `small_talk` keeps English's layout: [0:2] greetings, [2:20] fillers (of which 14 and
+    15 answer a greeting, with 24 and 25), [20:24] goodbyes."""
+
+    name: str
+    people: list[str]
+    events: list[Event]
+    slots: dict[str, list[str]]
+    genre: dict[str, str]
+    small_talk: list[str]
+    topic_chatter: dict[str, list[str]]
+    reactions: list[str]
+    follow_ups: list[str]
+    openers: list[str]
+    closers: list[str]
+    line: Callable[[date, str, str], str]  # (day, speaker, text) -> the memory's text
+    month_question: Callable[[str, date], str]  # (person, a day of the month)
+
+
+ENGLISH = Language(
+    "conversations",
+    PEOPLE,
+    EVENTS,
+    words.SLOTS,
+    words.GENRE,
+    words.SMALL_TALK,
+    words.TOPIC_CHATTER,
+    words.REACTIONS,
+    words.FOLLOW_UPS,
+    words.OPENERS,
+    words.CLOSERS,
+    lambda day, who, text: f"[{day.day} {day:%B %Y}] {who}: {text}",
+    lambda who, day: f"What did {who} do in {day:%B %Y}?",
+)
+
+
 @dataclass
 class _Person:
     name: str
     events: list[tuple[Event, dict[str, str], str, date]] = field(default_factory=list)
 
 
-def _fill(rng: random.Random, event: Event, taken: set[tuple[str, str]]) -> dict[str, str]:
+def _fill(
+    rng: random.Random, lang: Language, event: Event, taken: set[tuple[str, str]]
+) -> dict[str, str]:
     slots: dict[str, str] = {}
-    for name, options in SLOTS.items():
+    for name, options in lang.slots.items():
         if "{" + name + "}" not in event.said + event.ask + event.when + (event.infer or ""):
             continue
         free = [o for o in options if (name, o) not in taken] or options
@@ -194,16 +226,17 @@ def _fill(rng: random.Random, event: Event, taken: set[tuple[str, str]]) -> dict
         if name not in ("time", "relative", "friend", "teacher"):
             taken.add((name, slots[name]))
     if "instrument" in slots:
-        slots["genre"] = GENRE[slots["instrument"]]
+        slots["genre"] = lang.genre[slots["instrument"]]
     return slots
 
 
 def _conversation(
-    rng: random.Random, number: int, sessions: int, anchored: bool = False
+    rng: random.Random, lang: Language, number: int, sessions: int, anchored: bool = False
 ) -> tuple[str, Dataset]:
-    a, b = rng.sample(PEOPLE, 2)
+    a, b = rng.sample(lang.people, 2)
     people = {a: _Person(a), b: _Person(b)}
-    namespace = f"conv-{number}"
+    namespace = f"conv-{number}" if lang is ENGLISH else f"{lang.name}-{number}"
+    small_talk = lang.small_talk
     data = Dataset()
     taken: set[tuple[str, str]] = set()
     day = date(2022, 1, 3) + timedelta(days=rng.randrange(400))
@@ -211,39 +244,39 @@ def _conversation(
     for s in range(1, sessions + 1):
         day += timedelta(days=rng.choice([5, 7, 9, 12, 14, 18, 21]))
         days.append(day)
-        stamp = f"{day.day} {day:%B %Y}"
         turns: list[tuple[str, str]] = []
         speaker, other = (a, b) if rng.random() < 0.5 else (b, a)
-        turns.append((speaker, rng.choice(SMALL_TALK[:2]).format(other=other)))
-        turns.append((other, rng.choice(SMALL_TALK[14:16] + SMALL_TALK[24:26])))
+        turns.append((speaker, rng.choice(small_talk[:2]).format(other=other)))
+        turns.append((other, rng.choice(small_talk[14:16] + small_talk[24:26])))
         # each speaker brings up one thing (sometimes two), in passing
         for teller in rng.sample([a, b], 2) + ([rng.choice([a, b])] if rng.random() < 0.3 else []):
             listener = b if teller == a else a
             done = {e.kind for e, *_ in people[teller].events}
             # repeatable kinds come back; others happen once per person
-            options = [e for e in EVENTS if e.kind not in done or e.group]
+            options = [e for e in lang.events if e.kind not in done or e.group]
             event = rng.choice(options)
-            slots = _fill(rng, event, taken)
-            text = rng.choice(OPENERS) + event.said.format(**slots) + rng.choice(CLOSERS)
+            slots = _fill(rng, lang, event, taken)
+            said = event.said.format(**slots)
+            text = rng.choice(lang.openers) + said + rng.choice(lang.closers)
             turns.append((teller, text))
             people[teller].events.append((event, slots, f"D{s}:{len(turns)}", day))
-            turns.append((listener, rng.choice(REACTIONS)))
-            turns.append((teller, rng.choice(FOLLOW_UPS)))
-            for line in rng.sample(TOPIC_CHATTER[event.kind], 2):
+            turns.append((listener, rng.choice(lang.reactions)))
+            turns.append((teller, rng.choice(lang.follow_ups)))
+            for line in rng.sample(lang.topic_chatter[event.kind], 2):
                 turns.append((rng.choice([teller, listener]), line))
             for _ in range(rng.randrange(2, 5)):
                 speaker = rng.choice([a, b])
-                turns.append((speaker, rng.choice(SMALL_TALK[2:20]).format(other=listener)))
+                turns.append((speaker, rng.choice(small_talk[2:20]).format(other=listener)))
         while len(turns) < 21:
-            turns.append((rng.choice([a, b]), rng.choice(SMALL_TALK[2:20]).format(other=a)))
-        turns.append((a, rng.choice(SMALL_TALK[20:24]).format(other=b)))
-        turns.append((b, rng.choice(SMALL_TALK[20:24]).format(other=a)))
+            turns.append((rng.choice([a, b]), rng.choice(small_talk[2:20]).format(other=a)))
+        turns.append((a, rng.choice(small_talk[20:24]).format(other=b)))
+        turns.append((b, rng.choice(small_talk[20:24]).format(other=a)))
         for t, (who, text) in enumerate(turns, start=1):
             data.observations.append(
-                (namespace, f"D{s}:{t}", f"[{stamp}] {who}: {text}", "experience")
+                (namespace, f"D{s}:{t}", lang.line(day, who, text), "experience")
             )
             data.occurred[(namespace, f"D{s}:{t}")] = f"{day.isoformat()}T12:00:00+00:00"
-    _questions(rng, namespace, people, data, days)
+    _questions(rng, lang, namespace, people, data, days)
     if anchored:  # after the others, and without the generator: they stay as they were
         data.questions.extend(_anchored(namespace, people, days))
     return namespace, data
@@ -262,6 +295,7 @@ def month_end(day: date) -> date:
 
 def _questions(
     rng: random.Random,
+    lang: Language,
     namespace: str,
     people: dict[str, _Person],
     data: Dataset,
@@ -294,7 +328,7 @@ def _questions(
                 asked.append(Question(namespace, text, "multi_hop", keys, _asked(days, last[text])))
         for month, keys in sorted(months.items()):
             if rng.random() < 0.5:
-                text = f"What did {person.name} do in {month}?"
+                text = lang.month_question(person.name, month_ends[month])
                 at = _asked(days, month_ends[month])
                 asked.append(Question(namespace, text, "temporal", keys, at))
     # an open-domain question whose answer several events share ("does X have an animal")
@@ -330,14 +364,18 @@ def _anchored(namespace: str, people: dict[str, _Person], days: list[date]) -> l
 
 
 def build(
-    seed: int = 12, conversations: int = 10, sessions: int = 24, anchored: bool = False
+    seed: int = 12,
+    conversations: int = 10,
+    sessions: int = 24,
+    anchored: bool = False,
+    lang: Language = ENGLISH,
 ) -> Dataset:
     """The set; with `anchored`, also the questions timed by another event (for
     benchmarks/conversation_time.py), which leave the rest unchanged."""
     rng = random.Random(seed)
-    data = Dataset("conversations")
+    data = Dataset(lang.name)
     for number in range(conversations):
-        _, conv = _conversation(rng, number, sessions, anchored)
+        _, conv = _conversation(rng, lang, number, sessions, anchored)
         data.observations.extend(conv.observations)
         data.questions.extend(conv.questions)
         data.occurred.update(conv.occurred)

@@ -17,7 +17,9 @@ Baselines (benchmarks/baselines.py) search the same texts with the same embedder
 
 Sets: `curated` (benchmarks/eval_data.py), `conversations` (benchmarks/conversation_data.py),
 `conversations-time` (the same dialogues, month questions asked three ways),
-`zh` and `ja` (benchmarks/cjk_data.py). A set with dates observes each memory with its
+`zh-conversations` and `ja-conversations` (dialogues of the same shape in Chinese and
+Japanese: benchmarks/conversation_zh.py, conversation_ja.py), and the `zh` and `ja` smoke
+sets (benchmarks/cjk_data.py). A set with dates observes each memory with its
 `occurred_at` and asks each question with its `reference_time` (when it is asked in the
 set's timeline); `--variant "before:resolve_time=false"` ranks without reading times.
 Embedders: the built-in one, and — when
@@ -69,6 +71,14 @@ def dataset(name: str) -> Dataset:
         from benchmarks import conversation_time
 
         return conversation_time.build_time()
+    if name == "zh-conversations":
+        from benchmarks import conversation_zh
+
+        return conversation_zh.build_zh()
+    if name == "ja-conversations":
+        from benchmarks import conversation_ja
+
+        return conversation_ja.build_ja()
     from benchmarks import cjk_data
 
     builders: dict[str, Callable[[], Dataset]] = {"zh": cjk_data.chinese, "ja": cjk_data.japanese}

@@ -183,7 +183,8 @@ _WEEK_PREFIX = {**_WEEK_WORDS, "本": 0, "这": 0, "這": 0, "上": -1, "下": 1
 RULES = [
     _rule(rf"(?:{_YEAR}|{_WHICH_YEAR})?{_MONTH}{_DAY}", _dated),
     _rule(rf"(?:{_YEAR}|{_WHICH_YEAR}的?){_MONTH}", _named_month),
-    _rule(_MONTH + r"(?P<year>)(?P<which>)", _named_month),
+    # not 五月天 (a band), the one case of a bare month that names something else
+    _rule(_MONTH + r"(?!天)(?P<year>)(?P<which>)", _named_month),
     _rule(_YEAR + "(?!以前|之前|前)", _in_year),  # 2023年前: before 2023, not in it
     _rule(_WHICH_YEAR, _year_word),
     _rule(_alternatives(_DAY_WORDS), _day_word),
