@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -13,6 +14,8 @@ import pytest
 from hindsight.embeddings.builtin import BuiltinEmbedder
 from hindsight.services.memory import memory_text
 from tests.conftest import Api, make_settings
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.lifecycle import run_pass
 from tests.support.servers import ThreadServer
 
 VALUE = "takes the 07:42 train from Lysaker to Oslo S every weekday morning"
@@ -111,3 +114,52 @@ def test_a_twin_deleted_meanwhile_is_not_brought_back(
     )
     keys = [m["key"] for m in dapi.client.get(f"{dapi.base}/memories").json()["memories"]]
     assert keys == ["user.commutes"]  # user.commute stays deleted
+
+
+def blind_to_chinese(text: str) -> str:
+    return re.sub(r"[\u4e00-\u9fff]", "", text)
+
+
+TURNS = [  # Chinese dialogue turns: to a model blind to the script, one and the same
+    ("turn.一", "[2023年1月6日] 黄婷：跑步对我来说太难了！"),
+    ("turn.二", "[2023年1月6日] 周杰：我懂这周太疯狂了！"),
+    ("turn.三", "[2023年1月6日] 黄婷：我们周六领养了一只柯基叫豆豆！"),
+]
+
+
+def test_a_twin_by_an_embedder_blind_to_the_words_is_not_folded(
+    fresh_db: str, redis_url: str
+) -> None:
+    """Folding keeps the twin's value: a fold the embedder alone vouched for (an English
+    model reading Chinese) would lose what was said. A twin must share most words too."""
+    with FakeOpenAI(dimensions=48, sees=blind_to_chinese) as fake:
+        settings = make_settings(
+            embedding_base_url=fake.url, embedding_model="fake-embed", embedding_dimensions=48
+        )
+        with ThreadServer(settings, fresh_db, redis_url) as srv:
+            api = Api.at(srv.url, "blind")
+            for key, value in TURNS:
+                (out,) = api.observe({"key": key, "value": value, "memory_type": "experience"})
+                assert (out["key"], out["outcome"], out["requested_key"]) == (key, "created", None)
+            stored = api.client.get(f"{api.base}/memories").json()["memories"]
+            assert {m["key"]: m["value"] for m in stored} == dict(TURNS)
+
+
+def test_the_retroactive_merge_asks_for_the_same_words_too(fresh_db: str, redis_url: str) -> None:
+    with FakeOpenAI(dimensions=48, sees=blind_to_chinese) as fake:
+        settings = make_settings(
+            embedding_base_url=fake.url, embedding_model="fake-embed", embedding_dimensions=48
+        )
+        with ThreadServer(settings, fresh_db, redis_url) as srv:
+            api = Api.at(srv.url, "blind")
+            # one batch: the write-time check compares with stored memories only
+            api.observe(
+                *[{"key": k, "value": v, "memory_type": "experience"} for k, v in TURNS],
+                {"key": "turn.四", "value": TURNS[2][1], "memory_type": "experience"},
+            )
+            _, moves = run_pass(settings, fresh_db, namespace="blind")
+            # to the model every pair is a twin (similarity 1); only the true pair may fold,
+            # and every turn's words are still there
+            assert {m.key for m in moves if m.rule == "merge"} <= {"turn.三", "turn.四"}
+            stored = api.client.get(f"{api.base}/memories").json()["memories"]
+            assert {m["value"] for m in stored} == {v for _, v in TURNS}

@@ -31,9 +31,18 @@ from tests.support.servers import free_port
 
 
 class FakeOpenAI:
-    def __init__(self, *, dimensions: int = 64, model: str = "fake-embed") -> None:
+    def __init__(
+        self,
+        *,
+        dimensions: int = 64,
+        model: str = "fake-embed",
+        sees: Callable[[str], str] | None = None,
+    ) -> None:
         self.dimensions = dimensions
         self.model = model
+        # what the model makes of a text before embedding it: a model blind to a script
+        # (an English one reading Chinese) is one that drops its characters
+        self.sees = sees or (lambda text: text)
         self.requests: list[dict[str, Any]] = []
         self.faults: deque[tuple[str, Any]] = deque()
         self.chat_replies: deque[str | Callable[[dict[str, Any]], str]] = deque()
@@ -131,7 +140,7 @@ class FakeOpenAI:
                 {
                     "object": "embedding",
                     "index": i,
-                    "embedding": [float(x) for x in embedder.embed_one(text)],
+                    "embedding": [float(x) for x in embedder.embed_one(self.sees(text))],
                 }
                 for i, text in enumerate(inputs)
             ]

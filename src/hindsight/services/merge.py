@@ -1,8 +1,8 @@
 """Retroactive consolidation: merge near-duplicates that slipped in under different keys.
 
 The rule is the write-time one (services.memory.observe): a memory at least the dedup
-threshold similar to another of the same type is the same claim; the more important one
-keeps it. Each run checks a bounded number of memories, resuming where the last run
+threshold similar to another of the same type, and saying it in mostly the same words
+(hindsight.text.twins), is the same claim; the more important one keeps it. Each run checks a bounded number of memories, resuming where the last run
 stopped, so a large namespace is covered over several passes at a steady cost.
 """
 
@@ -13,6 +13,7 @@ import uuid
 from hindsight.db.pool import Connection
 from hindsight.services.moves import Move
 from hindsight.stores import lifecycle as lifecycle_store, merge as store
+from hindsight.text.twins import same_words
 
 
 async def merge_near_duplicates(
@@ -29,6 +30,8 @@ async def merge_near_duplicates(
         for pair in pairs:
             if pair["a"] in gone or pair["b"] in gone:
                 continue
+            if not same_words(pair["a_value"], pair["b_value"]):
+                continue  # similar to the embedder, but not the same claim
             row = await store.merge_pair(
                 conn, namespace, pair["a"], pair["b"], float(pair["similarity"]), actor
             )

@@ -21,6 +21,7 @@ from hindsight.stores import (
     quarantine as quarantine_store,
     search as search_store,
 )
+from hindsight.text.twins import same_words
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,13 @@ class ObserveBatch:
             if self.threshold > 0 and normal
             else {}
         )
-        twins = {normal[i]: twin for i, twin in found.items()}
+        # a twin by the embedder's judgement must also say it in the same words: a fold
+        # keeps the twin's value, so a wrong one loses the new claim
+        twins = {
+            normal[i]: twin
+            for i, twin in found.items()
+            if same_words(claims[normal[i]].value, twin["value"])
+        }
         for position, twin in twins.items():
             claims[position] = dataclasses.replace(
                 claims[position], key=twin["key"], value=twin["value"]

@@ -13,12 +13,13 @@ _LIVE = "m.status IN ('active', 'cold') AND (m.expires_at IS NULL OR m.expires_a
 # For each of the next `n` memories after the cursor, its closest live twin of the same type.
 _PAIRS = f"""
 WITH x AS (
-    SELECT m.id, m.memory_type, m.embedding FROM long_term_memory m
+    SELECT m.id, m.memory_type, m.embedding, m.mem_value FROM long_term_memory m
     WHERE m.namespace = %(ns)s AND m.id > %(after)s AND {_LIVE}
     ORDER BY m.id LIMIT %(n)s
 )
-SELECT x.id AS a, d.id AS b, d.similarity FROM x CROSS JOIN LATERAL (
-    SELECT m.id, 1 - (m.embedding <=> x.embedding) AS similarity
+SELECT x.id AS a, d.id AS b, d.similarity, x.mem_value AS a_value, d.mem_value AS b_value
+FROM x CROSS JOIN LATERAL (
+    SELECT m.id, m.mem_value, 1 - (m.embedding <=> x.embedding) AS similarity
     FROM long_term_memory m
     WHERE m.namespace = %(ns)s AND m.memory_type = x.memory_type AND m.id <> x.id AND {_LIVE}
     ORDER BY m.embedding <=> x.embedding LIMIT 1
