@@ -4,8 +4,8 @@ similarity).
 
 Similarity alone is the embedder's judgement, and an embedder can be blind to what tells two
 texts apart: an English model reading Chinese sees mostly punctuation and digits, and put
-"跑步对我来说太难了" beside "我懂！这周太疯狂了" at 0.96 (measured: 651 of 5,845 Chinese
-conversation turns over the 0.95 threshold, evidence among them). Folding keeps the twin's
+"跑步对我来说太难了" beside "我懂！这周太疯狂了" at 0.96 (measured: 232 of the 5,845 turns of
+the Chinese conversation set folded, evidence among them). Folding keeps the twin's
 value and drops the new one, so a wrong fold loses what the user said. Requiring most of
 the words to be shared keeps a fold to what it is for — the same claim under another key.
 """
