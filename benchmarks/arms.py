@@ -9,7 +9,8 @@ as recall runs them) measures:
 - cold: the first pass over the queries, as EXPLAIN (ANALYZE, BUFFERS): execution and
   planning time, and the buffers found in shared memory (hit) or read from the OS (read);
 - warm: a later pass, timed at the client as the service would see it, and its buffers.
-It also times the id-only HNSW query (`ORDER BY embedding <=> q LIMIT 10`, the usual
+`python -m benchmarks.matrix --profile` runs the same on a matrix cell's corpus. It also
+times the id-only HNSW query (`ORDER BY embedding <=> q LIMIT 10`, the usual
 pgvector benchmark query) for reference. The cold pass of each arm uses its own queries,
 so neither arm warms the other's pages. The cold pass is cold only in a run that reuses a
 kept corpus: PostgreSQL has just started, so its shared buffers are empty while the
@@ -73,9 +74,12 @@ def medians(rows: list[dict[str, float]]) -> dict[str, float]:
     return {k: round(statistics.median(r[k] for r in rows), 2) for k in rows[0]}
 
 
-async def measure(url: str, settings: Settings, spread: int, queries: int) -> dict[str, Any]:
+async def measure(
+    url: str, settings: Settings, found: list[search_store.Search], queries: int
+) -> dict[str, Any]:
+    """Both arms over `found` (at least 2 × `queries` searches: each arm's cold pass has
+    its own), cold then warm, and the id-only HNSW query."""
     pool = await open_pool(settings.model_copy(update={"db_pool_min": 1}), url, search=True)
-    found = searches(settings, spread, queries * len(ARMS))
     out: dict[str, Any] = {}
     async with pool.connection() as conn:
         for i, arm in enumerate(ARMS):
@@ -124,7 +128,8 @@ def main() -> None:
                     "SELECT current_setting('shared_buffers'), "
                     "pg_size_pretty(pg_database_size(current_database()))"
                 ).fetchone()
-            measured = asyncio.run(measure(url, settings, args.spread, args.queries))
+            found = searches(settings, args.spread, args.queries * len(ARMS))
+            measured = asyncio.run(measure(url, settings, found, args.queries))
         print(f"{config.name} memories, loaded at {load}; shared_buffers, database size:")
         print(sizes)
         for label, numbers in measured.items():

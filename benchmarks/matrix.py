@@ -36,6 +36,7 @@ from typing import Any
 
 from tests.support.servers import create_database, database_url, drop_database
 
+from benchmarks import arms, perf
 from benchmarks.corpora import CORPORA, MatrixCorpus
 from benchmarks.perf import raw_recall, recall_calls, summary, timed_calls
 from benchmarks.stack import Stores, service, stores
@@ -239,6 +240,12 @@ def run_cell(s: Stores, cell: Cell, args: argparse.Namespace) -> dict[str, Any]:
             _svc = svc
             out["analyzed"] = measure(url, queries, settings)
         print(f"[{cell.name}] analyzed {out['analyzed']}", flush=True)
+        if args.profile:  # where the database's time goes: each arm alone, cold and warm
+            per_arm = len(queries) // len(arms.ARMS)
+            found = [perf.search_of(ns, q, settings, MemoryFilter()) for ns, q in queries]
+            out["profile"] = asyncio.run(arms.measure(url, settings, found, per_arm))
+            for label, numbers in out["profile"].items():
+                print(f"[{cell.name}] {label:>26}: {numbers}", flush=True)
     return out
 
 
@@ -301,6 +308,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--keep", type=Path, help="keep loaded corpora here and reuse them")
     parser.add_argument("--merge", action="store_true", help="add to results/matrix.json")
+    parser.add_argument(
+        "--profile", action="store_true", help="after the cell, each arm alone (benchmarks.arms)"
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     saved = RESULTS / "matrix.json"
