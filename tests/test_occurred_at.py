@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -444,3 +444,32 @@ def test_a_time_anchored_on_an_event_takes_the_events_memory_as_its_anchor(api: 
     assert logged["filters"]["time_window"]["anchor"]["key"] == "life.wedding"
     # no memory for the event: no window, the words are just words
     assert api.recall("what did I do the week before the coronation?")["time_window"] is None
+
+
+def test_a_chinese_time_anchored_on_an_event_takes_the_events_memory_as_its_anchor(
+    api: Api,
+) -> None:
+    same = "和朋友去山里徒步"
+    api.client.post(
+        f"{api.base}/memories:batch",
+        json={"dedup": False, "memories": [
+            {"key": "life.wedding", "value": "我们在湖边别墅办了婚礼，来了一百二十位客人",
+             "occurred_at": "2024-05-18T08:00:00Z"},
+            {"key": "diary.before", "value": same, "occurred_at": "2024-05-13T02:00:00Z"},
+            {"key": "diary.long_before", "value": same, "occurred_at": "2024-03-02T02:00:00Z"},
+            {"key": "diary.after", "value": same, "occurred_at": "2024-05-25T02:00:00Z"},
+        ]},
+    ).raise_for_status()  # fmt: skip
+    body = api.recall("婚礼前一周我去徒步了吗？", reference_time="2024-06-12T09:00:00+08:00")
+    window = body["time_window"]
+    assert window["event"] == "婚礼" and window["expression"] == "前一周"
+    assert window["anchor"]["key"] == "life.wedding"
+    assert at(window["start"]) == datetime(2024, 5, 11, tzinfo=timezone(timedelta(hours=8)))
+    assert at(window["end"]) == datetime(2024, 5, 18, tzinfo=timezone(timedelta(hours=8)))
+    hikes = [r["key"] for r in body["results"] if r["key"].startswith("diary.")]
+    assert hikes[0] == "diary.before", body["results"]
+    # a month named in Chinese is a window too
+    body = api.recall("我3月去徒步了吗？", reference_time="2024-06-12T09:00:00+08:00")
+    assert body["time_window"]["expression"] == "3月"
+    hikes = [r["key"] for r in body["results"] if r["key"].startswith("diary.")]
+    assert hikes[0] == "diary.long_before", body["results"]

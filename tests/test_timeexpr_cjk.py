@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from hindsight.text import anchored
 from hindsight.text.timeexpr import resolve
 
 # Wednesday 12 June 2024, 15:00 in Beijing
@@ -87,3 +88,45 @@ def test_the_expression_is_cut_from_the_query() -> None:
     window = resolve("小明2023年8月做了什么？", REF)
     assert window is not None
     assert window.without("小明2023年8月做了什么？") == "小明 做了什么？"
+
+
+# --- anchored on an event, in Chinese and Japanese: the event comes first -----------------
+
+WEDDING = datetime(2024, 5, 18, 16, 0, tzinfo=timezone(timedelta(hours=8)))
+
+
+@pytest.mark.parametrize(
+    ("text", "event", "start", "end", "cut"),
+    [
+        ("婚礼前一周我做了什么", "婚礼", "2024-05-11", "2024-05-18", "前一周"),
+        ("婚礼之前的两周", "婚礼", "2024-05-04", "2024-05-11", "之前的两周"),
+        ("婚礼前一天", "婚礼", "2024-05-17", "2024-05-18", "前一天"),
+        ("小明在领养小狗之后的一个月里做了什么？", "小明在领养小狗", "2024-05-19", "2024-06-19",
+         "之后的一个月里"),
+        ("小明领养小狗后的那个月做了什么", "小明领养小狗", "2024-05-19", "2024-06-19",
+         "后的那个月"),
+        ("自从搬家以来读了哪些书", "搬家", "2024-05-18", None, "以来"),
+        ("搬家以来读了哪些书", "搬家", "2024-05-18", None, "以来"),
+        ("结婚式の一週間前に何をしましたか", "结婚式", "2024-05-11", "2024-05-18", "の一週間前"),
+        ("犬を飼い始めてから一ヶ月で何をしましたか", "犬を飼い始め", "2024-05-19", "2024-06-19",
+         "てから一ヶ月"),
+        ("引っ越してから読んだ本は", "引っ越し", "2024-05-18", None, "てから"),
+    ],
+)  # fmt: skip
+def test_an_expression_anchored_on_an_event(
+    text: str, event: str, start: str, end: str | None, cut: str
+) -> None:
+    found = anchored.find(text)
+    assert found is not None and found.event == event
+    window = found.window(WEDDING, REF)
+    assert window is not None
+    tz = REF.tzinfo
+    assert window.start == datetime.fromisoformat(start).replace(tzinfo=tz)
+    assert window.end == (datetime.fromisoformat(end).replace(tzinfo=tz) if end else REF)
+    # only the time words leave the searched query: the event may hold its only subject
+    assert window.expression == cut and text[slice(*window.span)] == cut
+
+
+@pytest.mark.parametrize("text", ["以前的同事叫什么", "周杰是什么时候去的里斯本？", "前面那家店"])
+def test_no_event_no_anchor(text: str) -> None:
+    assert anchored.find(text) is None

@@ -2,8 +2,9 @@
 
 The rule is the write-time one (services.memory.observe): a memory at least the dedup
 threshold similar to another of the same type, and saying it in mostly the same words
-(hindsight.text.twins), is the same claim; the more important one keeps it. Each run checks a bounded number of memories, resuming where the last run
-stopped, so a large namespace is covered over several passes at a steady cost.
+(hindsight.text.twins), is the same claim; the more important one keeps it. Each run
+checks a bounded number of memories, resuming where the last run stopped, so a large
+namespace is covered over several passes at a steady cost.
 """
 
 from __future__ import annotations

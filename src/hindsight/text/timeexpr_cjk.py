@@ -38,7 +38,7 @@ Rule = Callable[[re.Match[str], datetime], Window | None]
 _DIGITS = "一二三四五六七八九"
 _NUMBER = r"[0-9０-９]{1,3}|[一二两兩三四五六七八九十]{1,3}|几|幾"
 # no digit just before a count or a month: "2023年前" is not "23 years ago"
-_COUNT = rf"(?<![0-9０-９])(?P<count>{_NUMBER})"
+COUNT = rf"(?<![0-9０-９])(?P<count>{_NUMBER})"
 _MONTH = (
     r"(?<![0-9０-９])(?P<month>1[0-2]|0?[1-9]|１[０-２]|０?[１-９]|十[一二]?|[一二三四五六七八九])"
     r"月(?:份)?"
@@ -48,13 +48,13 @@ _DAY = (
     r"(?:日|号|號)"
 )
 _YEAR = r"(?<![0-9０-９])(?P<year>(?:19|20)[0-9]{2}|(?:１９|２０)[０-９]{2})年"
-_UNITS = {
+UNITS = {
     "天": "day", "日": "day", "日間": "day", "周": "week", "星期": "week", "个星期": "week",
     "個星期": "week", "礼拜": "week", "个礼拜": "week", "週": "week", "週間": "week",
     "个月": "month", "個月": "month", "ヶ月": "month", "か月": "month", "カ月": "month",
     "ヵ月": "month", "ケ月": "month", "年": "year",
 }  # fmt: skip
-_UNIT = "(?P<unit>" + "|".join(sorted(_UNITS, key=len, reverse=True)) + ")"
+UNIT = "(?P<unit>" + "|".join(sorted(UNITS, key=len, reverse=True)) + ")"
 _YEAR_WORDS = {"前年": -2, "去年": -1, "昨年": -1, "今年": 0, "明年": 1, "来年": 1, "來年": 1}
 _WHICH_YEAR = "(?P<which>" + "|".join(_YEAR_WORDS) + ")"
 _DAY_WORDS = {
@@ -118,12 +118,12 @@ def _year_word(m: re.Match[str], ref: datetime) -> Window:
 
 def _ago(m: re.Match[str], ref: datetime) -> Window:
     n, slack = number(m["count"])
-    return dates.ago(ref, _UNITS[m["unit"]], n, slack)
+    return dates.ago(ref, UNITS[m["unit"]], n, slack)
 
 
 def _rolling(m: re.Match[str], ref: datetime) -> Window:
     n, slack = number(m["count"])
-    return dates.back(ref, _UNITS[m["unit"]], n + slack), ref
+    return dates.back(ref, UNITS[m["unit"]], n + slack), ref
 
 
 def _year_of(m: re.Match[str], ref: datetime) -> int | None:
@@ -190,9 +190,9 @@ RULES = [
     _rule(_alternatives(_DAY_WORDS), _day_word),
     _rule(f"(?P<which>{_alternatives(_WEEK_WORDS)})(?P<weekend>末)?", _week),
     _rule(_alternatives(_MONTH_WORDS), _month_word),
-    _rule(rf"{_COUNT}{_UNIT}(?:以前|之前|前)", _ago),
+    _rule(rf"{COUNT}{UNIT}(?:以前|之前|前)", _ago),
     _rule(r"前(?P<count>几|幾|两|兩)(?P<unit>天)", _ago),
-    _rule(rf"(?:最近|过去|過去|近|ここ|この)的?{_COUNT}{_UNIT}(?:里|裡|内|內)?", _rolling),
+    _rule(rf"(?:最近|过去|過去|近|ここ|この)的?{COUNT}{UNIT}(?:里|裡|内|內)?", _rolling),
     _rule(
         rf"(?P<which>{_alternatives(_WEEK_PREFIX)})?(?:的|の)?(?:周|週|星期|礼拜|禮拜)(?P<weekday>[一二三四五六日天])",
         _weekday,
