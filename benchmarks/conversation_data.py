@@ -189,6 +189,12 @@ class Language:
     closers: list[str]
     line: Callable[[date, str, str], str]  # (day, speaker, text) -> the memory's text
     month_question: Callable[[str, date], str]  # (person, a day of the month)
+    # the month questions asked two more ways (benchmarks/conversation_time.py): by the
+    # month's name, and as "last month"
+    month_name_question: Callable[[str, date], str]
+    last_month_question: Callable[[str], str]
+    # (person, what they did) -> "what did they do in the month after that?"
+    anchored_question: Callable[[str, str], str]
 
 
 ENGLISH = Language(
@@ -205,6 +211,9 @@ ENGLISH = Language(
     words.CLOSERS,
     lambda day, who, text: f"[{day.day} {day:%B %Y}] {who}: {text}",
     lambda who, day: f"What did {who} do in {day:%B %Y}?",
+    lambda who, day: f"What did {who} do in {day:%B}?",
+    lambda who: f"What did {who} do last month?",
+    lambda who, did: f"What did {who} do in the month after {who} {did}?",
 )
 
 
@@ -278,7 +287,7 @@ def _conversation(
             data.occurred[(namespace, f"D{s}:{t}")] = f"{day.isoformat()}T12:00:00+00:00"
     _questions(rng, lang, namespace, people, data, days)
     if anchored:  # after the others, and without the generator: they stay as they were
-        data.questions.extend(_anchored(namespace, people, days))
+        data.questions.extend(_anchored(lang, namespace, people, days))
     return namespace, data
 
 
@@ -330,7 +339,8 @@ def _questions(
             if rng.random() < 0.5:
                 text = lang.month_question(person.name, month_ends[month])
                 at = _asked(days, month_ends[month])
-                asked.append(Question(namespace, text, "temporal", keys, at))
+                about = (person.name, month_ends[month])
+                asked.append(Question(namespace, text, "temporal", keys, at, about))
     # an open-domain question whose answer several events share ("does X have an animal")
     # is asked once, with every such event as evidence
     merged: dict[str, Question] = {}
@@ -344,7 +354,9 @@ def _questions(
     data.questions.extend(questions)
 
 
-def _anchored(namespace: str, people: dict[str, _Person], days: list[date]) -> list[Question]:
+def _anchored(
+    lang: Language, namespace: str, people: dict[str, _Person], days: list[date]
+) -> list[Question]:
     """ "What did Mia do in the month after Mia adopted the beagle?": the person's events
     in the month after the one named (from the next day), when there are any."""
     out = []
@@ -358,7 +370,7 @@ def _anchored(namespace: str, people: dict[str, _Person], days: list[date]) -> l
             if not gold or not event.did:
                 continue
             did = event.did.format(**slots)
-            text = f"What did {person.name} do in the month after {person.name} {did}?"
+            text = lang.anchored_question(person.name, did)
             out.append(Question(namespace, text, "anchored", gold, _asked(days, end)))
     return out[::4]  # a quarter of them: enough to measure, and the run stays short
 

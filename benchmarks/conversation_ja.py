@@ -14,6 +14,7 @@ time expressions (hindsight.text.timeexpr_cjk). Generated from a seed; no networ
 from __future__ import annotations
 
 from benchmarks.conversation_data import Event, Language, build
+from benchmarks.conversation_time import build_time
 from benchmarks.eval_set import Dataset
 
 PEOPLE = """陽菜 結衣 翔太 大輝 美咲 拓海 さくら 健太 愛子 颯太 花子 直樹 優奈 亮介 彩花 浩二
@@ -268,11 +269,20 @@ JAPANESE = Language(
     CLOSERS,
     lambda day, who, text: f"[{day.year}年{day.month}月{day.day}日] {who}：{text}",
     lambda who, day: f"{who}は{day.year}年{day.month}月に何をしましたか？",
+    lambda who, day: f"{who}は{day.month}月に何をしましたか？",
+    lambda who: f"{who}は先月何をしましたか？",
+    lambda who, did: f"{who}が{did}後の一ヶ月で何をしましたか？",
 )
 
 
 def build_ja(seed: int = 14, conversations: int = 10, sessions: int = 24) -> Dataset:
     return build(seed, conversations, sessions, lang=JAPANESE)
+
+
+def build_ja_time(seed: int = 14, conversations: int = 10, sessions: int = 24) -> Dataset:
+    """The same dialogues' month questions asked three ways, and the anchored ones
+    (benchmarks/conversation_time.py)."""
+    return build_time(seed, conversations, sessions, lang=JAPANESE)
 
 
 if __name__ == "__main__":

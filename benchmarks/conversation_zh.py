@@ -13,6 +13,7 @@ time expressions (hindsight.text.timeexpr_cjk). Generated from a seed; no networ
 from __future__ import annotations
 
 from benchmarks.conversation_data import Event, Language, build
+from benchmarks.conversation_time import build_time
 from benchmarks.eval_set import Dataset
 
 PEOPLE = """小明 王芳 李娜 张伟 刘洋 陈静 杨帆 赵磊 黄婷 周杰 吴敏 徐浩 孙丽 马强 朱琳 胡军
@@ -254,11 +255,20 @@ CHINESE = Language(
     CLOSERS,
     lambda day, who, text: f"[{day.year}年{day.month}月{day.day}日] {who}：{text}",
     lambda who, day: f"{who}在{day.year}年{day.month}月做了什么？",
+    lambda who, day: f"{who}在{day.month}月做了什么？",
+    lambda who: f"{who}上个月做了什么？",
+    lambda who, did: f"{who}{did}之后的一个月里做了什么？",
 )
 
 
 def build_zh(seed: int = 13, conversations: int = 10, sessions: int = 24) -> Dataset:
     return build(seed, conversations, sessions, lang=CHINESE)
+
+
+def build_zh_time(seed: int = 13, conversations: int = 10, sessions: int = 24) -> Dataset:
+    """The same dialogues' month questions asked three ways, and the anchored ones
+    (benchmarks/conversation_time.py)."""
+    return build_time(seed, conversations, sessions, lang=CHINESE)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 
 
 @dataclass
@@ -12,6 +13,8 @@ class Question:
     kind: str
     gold: list[str]  # keys of the memories that answer it
     asked_at: str | None = None  # when it is asked in the set's timeline (ISO 8601)
+    # a question about what someone did in a month: who, and a day of that month
+    month_of: tuple[str, date] | None = None
 
 
 @dataclass

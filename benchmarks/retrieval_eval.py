@@ -18,7 +18,8 @@ Baselines (benchmarks/baselines.py) search the same texts with the same embedder
 Sets: `curated` (benchmarks/eval_data.py), `conversations` (benchmarks/conversation_data.py),
 `conversations-time` (the same dialogues, month questions asked three ways),
 `zh-conversations` and `ja-conversations` (dialogues of the same shape in Chinese and
-Japanese: benchmarks/conversation_zh.py, conversation_ja.py), and the `zh` and `ja` smoke
+Japanese: benchmarks/conversation_zh.py, conversation_ja.py; `-time` after either: its month
+questions asked three ways and its anchored ones), and the `zh` and `ja` smoke
 sets (benchmarks/cjk_data.py). A set with dates observes each memory with its
 `occurred_at` and asks each question with its `reference_time` (when it is asked in the
 set's timeline); `--variant "before:resolve_time=false"` ranks without reading times.
@@ -79,6 +80,15 @@ def dataset(name: str) -> Dataset:
         from benchmarks import conversation_ja
 
         return conversation_ja.build_ja()
+    if name in ("zh-conversations-time", "ja-conversations-time"):
+        from benchmarks import conversation_ja, conversation_zh
+
+        make = (
+            conversation_zh.build_zh_time
+            if name.startswith("zh")
+            else conversation_ja.build_ja_time
+        )
+        return make()
     from benchmarks import cjk_data
 
     builders: dict[str, Callable[[], Dataset]] = {"zh": cjk_data.chinese, "ja": cjk_data.japanese}

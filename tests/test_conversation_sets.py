@@ -10,8 +10,9 @@ from datetime import datetime
 
 import pytest
 from benchmarks.conversation_data import build
-from benchmarks.conversation_ja import build_ja
-from benchmarks.conversation_zh import build_zh
+from benchmarks.conversation_ja import build_ja, build_ja_time
+from benchmarks.conversation_time import build_time
+from benchmarks.conversation_zh import build_zh, build_zh_time
 from benchmarks.eval_set import Dataset
 
 from hindsight.text import anchored
@@ -58,3 +59,22 @@ def test_only_month_questions_name_a_time(built: tuple[Dataset, Dataset]) -> Non
             assert window.contains(happened), (q.text, key)
     # every person's months, about half of them asked
     assert 80 <= months <= 150
+
+
+@pytest.mark.parametrize("make", [build_time, build_zh_time, build_ja_time])
+def test_the_time_sets_say_their_times_in_words_the_reader_knows(
+    make: Callable[[], Dataset],
+) -> None:
+    """Month questions asked three ways resolve to their evidence's month; anchored ones
+    name an event and no date."""
+    data = make()
+    assert {"anchored", "month_year", "month_name", "last_month"} == set(data.kinds())
+    for q in data.questions:
+        assert q.asked_at is not None
+        window = resolve(q.text, datetime.fromisoformat(q.asked_at))
+        if q.kind == "anchored":
+            assert window is None and anchored.find(q.text) is not None, q.text
+            continue
+        assert window is not None, q.text
+        for key in q.gold:
+            assert window.contains(datetime.fromisoformat(data.occurred[(q.namespace, key)]))

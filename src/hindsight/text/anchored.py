@@ -14,7 +14,8 @@ The event is the rest of the clause: the words up to the next punctuation mark.
 
 Chinese and Japanese put the event first, and the rest of the clause before the time:
 - <event>(之)前 / (之)后的 N 天, 周, 个月, 年 ("婚礼前一周", "领养小狗之后的一个月"); Japanese
-  <event>の N 日 / 週間 / ヶ月 / 年 前 / 後 ("結婚式の一週間前")
+  <event>の N 日 / 週間 / ヶ月 / 年 前 / 後 ("結婚式の一週間前"), <event>後の N units
+  ("猫を飼い始めた後の一ヶ月")
 - 自从 <event> (以来 / 之后), <event>以来; Japanese <event>てから (since), <event>てから
   N units (after)
 There the event often holds the question's only subject ("小明领养小狗之后的一个月做了什么"),
@@ -42,7 +43,7 @@ _SINCE = re.compile(rf"\b(?P<dir>since)\s+{_EVENT}", re.IGNORECASE)
 # the clause before the time words (lazy: the first 前 / 后 that a unit follows ends it)
 _CJK_EVENT = r"(?P<event>[^，。？！、；：,.?!;:\s]{2,}?)"
 _CJK_OFFSET = re.compile(
-    rf"{_CJK_EVENT}(?P<time>(?:之|以)?(?P<dir>前|后|後)的?那?{cjk.COUNT}?{cjk.UNIT}"
+    rf"{_CJK_EVENT}(?P<time>(?:之|以)?(?P<dir>前|后|後)[的の]?那?{cjk.COUNT}?{cjk.UNIT}"
     r"(?:里|裡|内|內)?)"
 )
 _JA_OFFSET = re.compile(rf"{_CJK_EVENT}(?P<time>の{cjk.COUNT}?{cjk.UNIT}(?P<dir>前|後))")
