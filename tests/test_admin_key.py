@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.cli.main import _bootstrap_key
+from hindsight.cli.serve import _bootstrap_key
 from tests.conftest import make_settings
 from tests.support.cli import hindsight
 

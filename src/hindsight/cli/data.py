@@ -46,7 +46,7 @@ def erase(namespace: str, yes: bool) -> None:
     """Erase a namespace: every row of it in every table and every Redis key. Prints the
     receipt (counts per store) as JSON."""
     from hindsight import core
-    from hindsight.cli.main import load_settings
+    from hindsight.cli.common import load_settings
     from hindsight.runtime.stores import serving_stores
 
     _checked(namespace)
@@ -77,14 +77,14 @@ def erase(namespace: str, yes: bool) -> None:
 @_friendly
 def export(namespace: str, sessions: bool, path: str | None) -> None:
     """Export a namespace as JSON lines (format hindsight-export v2) to PATH or stdout."""
-    from hindsight.cli.main import _service, load_settings
+    from hindsight.cli.common import load_settings, service
     from hindsight.runtime.stores import database_url
 
     _checked(namespace)
     settings = load_settings()
 
     async def go(url: str) -> None:
-        async with _service(settings, url) as hs:
+        async with service(settings, url) as hs:
             with click.open_file(path or "-", "w", encoding="utf-8") as out:
                 async for line in hs.exports.lines(namespace, sessions=sessions):
                     out.write(line)
@@ -95,7 +95,7 @@ def export(namespace: str, sessions: bool, path: str | None) -> None:
 
 def restore(lines: list[str], namespace: str | None) -> None:
     """`hindsight import` of an export: into --namespace, else the exported one."""
-    from hindsight.cli.main import _service, load_settings
+    from hindsight.cli.common import load_settings, service
     from hindsight.runtime.stores import database_url
 
     target = namespace or json.loads(lines[0]).get("namespace")
@@ -105,7 +105,7 @@ def restore(lines: list[str], namespace: str | None) -> None:
     settings = load_settings()
 
     async def go(url: str) -> dict[str, Any]:
-        async with _service(settings, url) as hs:
+        async with service(settings, url) as hs:
             return await hs.exports.restore(target, lines, actor="import")
 
     with database_url(settings) as url:

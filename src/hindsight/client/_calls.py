@@ -2,6 +2,10 @@
 
 A `Call` is data: method, path, body, how to read the answer, and whether it is safe to
 send twice. The clients only differ in how they send it.
+
+The keyword arguments' types (`_options`) and the sending policy (`_sending`) live beside
+this module and are re-exported: the clients, the integrations and SDK users reach every
+name as `hindsight.client._calls.<name>`.
 """
 
 from __future__ import annotations
@@ -11,109 +15,27 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, TypedDict
+from typing import Any
 from urllib.parse import quote
 
-import httpx
-
 from hindsight.api import lifecycle_schemas, schemas
-
-# HTTP statuses that mean "not done, try again": the server refused before acting.
-TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
-
-
-class APIError(Exception):
-    """The service answered with an error. `message` is the server's own, saying what to fix."""
-
-    def __init__(self, status: int, code: str, message: str, details: Any = None) -> None:
-        super().__init__(f"HTTP {status} {code}: {message}")
-        self.status = status
-        self.code = code
-        self.message = message
-        self.details = details
-
-
-class TransportError(Exception):
-    """The service could not be reached (after retries), or its answer was cut off."""
-
-
-# --- options, as keyword arguments -------------------------------------------------------
-
-
-class MemoryFields(TypedDict, total=False):
-    memory_type: Literal[
-        "fact", "preference", "experience", "reflection", "relation", "event", "summary"
-    ]
-    source: str
-    confidence: float
-    importance: float
-    tags: list[str]
-    metadata: dict[str, Any]
-    verified: bool
-    permanent: bool
-    expires_at: str | None  # ISO 8601 with a timezone; None (in an update): never expires
-    ttl_seconds: int
-    # when it happened: an aware datetime or ISO 8601 with a timezone; None (in an update):
-    # unknown
-    occurred_at: datetime | str | None
-
-
-class MemoryChanges(MemoryFields, total=False):
-    key: str
-    value: str
-    status: Literal["active", "cold", "archived"]
-
-
-class RecallOptions(TypedDict, total=False):
-    k: int
-    memory_types: list[str]
-    tags: list[str]
-    tags_any: list[str]
-    min_confidence: float
-    created_after: datetime
-    created_before: datetime
-    observed_after: datetime
-    observed_before: datetime
-    min_relevance: float
-    fusion: Literal["linear", "rrf"]
-    keyword_weight: float
-    hops: int
-    occurred_after: datetime | str
-    occurred_before: datetime | str
-    reference_time: datetime | str  # when the question is asked ("last May" is read against it)
-    resolve_time: bool
-
-
-class ListFilters(TypedDict, total=False):
-    memory_type: list[str]
-    tag: list[str]
-    min_confidence: float
-    key: str
-    key_prefix: str
-    status: Literal["active", "cold", "archived", "quarantined", "all"]
-    occurred_after: datetime
-    occurred_before: datetime
-
-
-class StepFields(TypedDict, total=False):
-    role: str
-    summary: str
-    metadata: dict[str, Any]
-    ttl_seconds: int
-    idempotency_key: str
-    occurred_at: datetime | str
-
-
-class ForgetPolicy(TypedDict, total=False):
-    max_confidence: float
-    not_accessed_days: float
-    not_observed_days: float
-    memory_types: list[str]
-    action: Literal["archive", "delete"]
-    dry_run: bool
-    limit: int
-    occurred_after: datetime
-    occurred_before: datetime
+from hindsight.client._options import (
+    ForgetPolicy as ForgetPolicy,
+    ListFilters as ListFilters,
+    MemoryChanges as MemoryChanges,
+    MemoryFields as MemoryFields,
+    RecallOptions as RecallOptions,
+    StepFields as StepFields,
+)
+from hindsight.client._sending import (
+    TRANSIENT_STATUSES as TRANSIENT_STATUSES,
+    APIError as APIError,
+    TransportError as TransportError,
+    backoff as backoff,
+    error_from as error_from,
+    result as result,
+    retryable as retryable,
+)
 
 
 @dataclass(frozen=True)
@@ -417,49 +339,3 @@ def export(namespace: str, sessions: bool) -> Call:
         idempotent=True,
         lines=True,
     )
-
-
-# --- sending policy ----------------------------------------------------------------------
-
-
-def error_from(response: httpx.Response) -> APIError:
-    try:
-        body = response.json()
-        error = body.get("error", {}) if isinstance(body, dict) else {}
-        return APIError(
-            response.status_code,
-            str(error.get("code", "error")),
-            str(error.get("message", response.text)),
-            error.get("details"),
-        )
-    except ValueError:
-        return APIError(response.status_code, "error", response.text or response.reason_phrase)
-
-
-def backoff(attempt: int, response: httpx.Response | None) -> float:
-    """Seconds to wait before attempt `attempt + 1`: the server's Retry-After if it sent
-    one, else exponential with jitter."""
-    if response is not None:
-        after = response.headers.get("retry-after")
-        if after and after.replace(".", "", 1).isdigit():
-            return min(float(after), 30.0)
-    return float(min(8.0, 0.25 * 2.0**attempt) * (0.5 + random.random() / 2))
-
-
-def retryable(call: Call, *, response: httpx.Response | None, error: Exception | None) -> bool:
-    """Transient only: the server said so (429, 502, 503, 504), or the request never left
-    (cannot connect). A timeout or a dropped connection after sending is retried only for
-    calls that are safe to repeat."""
-    if response is not None:
-        return response.status_code in TRANSIENT_STATUSES
-    if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout):
-        return True
-    return call.idempotent and isinstance(error, httpx.TransportError)
-
-
-def result(call: Call, response: httpx.Response) -> Any:
-    if response.status_code >= 400:
-        raise error_from(response)
-    if response.status_code == 204 or not response.content:
-        return call.parse(None)
-    return call.parse(response.text if call.lines else response.json())
