@@ -10,26 +10,11 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Callable
-from functools import wraps
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from hindsight.errors import HindsightError
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _friendly(func: F) -> F:
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except HindsightError as exc:
-            raise click.ClickException(exc.message) from None
-
-    return wrapper  # type: ignore[return-value]
+from hindsight.cli.common import friendly
 
 
 def _checked(namespace: str) -> str:
@@ -41,7 +26,7 @@ def _checked(namespace: str) -> str:
 @click.command()
 @click.option("--namespace", required=True, help="The namespace to erase.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@_friendly
+@friendly
 def erase(namespace: str, yes: bool) -> None:
     """Erase a namespace: every row of it in every table and every Redis key. Prints the
     receipt (counts per store) as JSON."""
@@ -74,7 +59,7 @@ def erase(namespace: str, yes: bool) -> None:
 @click.option("--namespace", required=True, help="The namespace to export.")
 @click.option("--sessions/--no-sessions", default=False, help="Also export working memory.")
 @click.argument("path", required=False, type=click.Path(dir_okay=False, allow_dash=True))
-@_friendly
+@friendly
 def export(namespace: str, sessions: bool, path: str | None) -> None:
     """Export a namespace as JSON lines (format hindsight-export v2) to PATH or stdout."""
     from hindsight.cli.common import load_settings, service
