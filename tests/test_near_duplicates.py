@@ -143,6 +143,12 @@ def test_a_twin_by_an_embedder_blind_to_the_words_is_not_folded(
                 assert (out["key"], out["outcome"], out["requested_key"]) == (key, "created", None)
             stored = api.client.get(f"{api.base}/memories").json()["memories"]
             assert {m["key"]: m["value"] for m in stored} == dict(TURNS)
+            # the same line from the other speaker shares 0.85 of its words: another turn
+            other = Api.at(srv.url, "speakers")
+            lines = [TURNS[2], ("turn.四", TURNS[2][1].replace("黄婷", "周杰"))]
+            for key, value in lines:
+                (out,) = other.observe({"key": key, "value": value, "memory_type": "experience"})
+                assert (out["key"], out["outcome"]) == (key, "created")
 
 
 def test_the_retroactive_merge_asks_for_the_same_words_too(fresh_db: str, redis_url: str) -> None:
@@ -155,11 +161,11 @@ def test_the_retroactive_merge_asks_for_the_same_words_too(fresh_db: str, redis_
             # one batch: the write-time check compares with stored memories only
             api.observe(
                 *[{"key": k, "value": v, "memory_type": "experience"} for k, v in TURNS],
-                {"key": "turn.四", "value": TURNS[2][1], "memory_type": "experience"},
+                {"key": "turn.五", "value": TURNS[2][1], "memory_type": "experience"},
             )
             _, moves = run_pass(settings, fresh_db, namespace="blind")
             # to the model every pair is a twin (similarity 1); only the true pair may fold,
             # and every turn's words are still there
-            assert {m.key for m in moves if m.rule == "merge"} <= {"turn.三", "turn.四"}
+            assert {m.key for m in moves if m.rule == "merge"} <= {"turn.三", "turn.五"}
             stored = api.client.get(f"{api.base}/memories").json()["memories"]
             assert {m["value"] for m in stored} == {v for _, v in TURNS}
