@@ -42,9 +42,9 @@ def test_large_enough_and_every_answer_exists(built: tuple[Dataset, Dataset]) ->
 
 
 def test_only_month_questions_name_a_time(built: tuple[Dataset, Dataset]) -> None:
-    """A month question resolves to the month its evidence happened in; no other question
-    resolves to any time or names an event as its time (a stray window would rank it by
-    date)."""
+    """A month question resolves to the month its evidence happened in, as does any other
+    question that names a time ("has Mia changed careers recently?"); none names an event
+    as its time (a stray window would rank it by date)."""
     data = built[0]
     months = 0
     for q in data.questions:

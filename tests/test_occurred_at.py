@@ -473,3 +473,24 @@ def test_a_chinese_time_anchored_on_an_event_takes_the_events_memory_as_its_anch
     assert body["time_window"]["expression"] == "3月"
     hikes = [r["key"] for r in body["results"] if r["key"].startswith("diary.")]
     assert hikes[0] == "diary.long_before", body["results"]
+
+
+def test_recently_nudges_toward_the_past_month_at_half_the_time_weight(api: Api) -> None:
+    api.client.post(
+        f"{api.base}/memories:batch",
+        json={"memories": [
+            {"key": "read.old", "value": "read a novel about sailing",
+             "occurred_at": "2024-01-10T10:00:00Z"},
+            {"key": "read.new", "value": "read a novel about sailing ships",
+             "occurred_at": "2024-06-01T10:00:00Z"},
+        ]},
+    ).raise_for_status()  # fmt: skip
+    body = api.recall("what novel did I read recently?", reference_time="2024-06-12T09:00:00Z")
+    window = body["time_window"]
+    assert window["expression"] == "recently"
+    assert at(window["start"]) == datetime(2024, 5, 13, 9, tzinfo=UTC)
+    by_key = {r["key"]: r for r in body["results"]}
+    assert body["results"][0]["key"] == "read.new"
+    # outside the window: 1 − 0.8 (the time weight) × 0.5 (a vague window's strength)
+    assert by_key["read.old"]["components"]["time_factor"] == pytest.approx(0.6)
+    assert by_key["read.new"]["components"]["time_factor"] == 1.0

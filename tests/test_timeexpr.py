@@ -163,3 +163,18 @@ def test_the_month_after_an_event_late_in_a_month_starts_the_next_day() -> None:
     window = found.window(datetime(2024, 1, 30, 12, tzinfo=UTC), REF)
     assert window is not None
     assert (window.start, window.end) == (day("2024-01-31"), day("2024-02-28"))
+
+
+@pytest.mark.parametrize(
+    "text", ["what did I read recently?", "anything new lately", "what am I into these days"]
+)
+def test_vague_times_are_the_past_month_at_half_strength(text: str) -> None:
+    window = resolve(text, REF)
+    assert window is not None
+    assert (window.start, window.end) == (REF - timedelta(days=30), REF)
+    assert window.strength == 0.5
+
+
+def test_a_date_is_at_full_strength() -> None:
+    window = resolve("what did I read last week?", REF)
+    assert window is not None and window.strength == 1.0

@@ -130,3 +130,16 @@ def test_an_expression_anchored_on_an_event(
 @pytest.mark.parametrize("text", ["以前的同事叫什么", "周杰是什么时候去的里斯本？", "前面那家店"])
 def test_no_event_no_anchor(text: str) -> None:
     assert anchored.find(text) is None
+
+
+@pytest.mark.parametrize("text", ["我最近读了什么书", "近来在忙什么", "最近何をしていますか"])
+def test_vague_times_are_the_past_month_at_half_strength(text: str) -> None:
+    window = resolve(text, REF)
+    assert window is not None and window.strength == 0.5
+    assert (window.start, window.end) == (REF - timedelta(days=30), REF)
+
+
+def test_nearest_is_not_recent_and_a_span_wins_over_vague() -> None:
+    assert resolve("离我家最近的超市在哪", REF) is None
+    window = resolve("最近三个月读了什么", REF)
+    assert window is not None and window.strength == 1.0 and window.expression == "最近三个月"

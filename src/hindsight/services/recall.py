@@ -280,7 +280,8 @@ class RecallService:
             trust_levels=dict(trust.sources or {}),
             trust_default=trust.of(None),
             time_window=(window.start, window.end) if window is not None else None,
-            time_weight=ranking.time_weight or 0.0,
+            # a vague window ("recently") nudges, at its strength
+            time_weight=(ranking.time_weight or 0.0) * (window.strength if window else 1.0),
         )
 
     async def _arm(self, search: store.Search, arm: str) -> list[dict[str, Any]]:

@@ -23,8 +23,9 @@ Understood (case-insensitive):
 - "since <any of the above>": from its start to the reference time
 
 Expressions anchored on an event ("two weeks before the wedding") are read by
-`hindsight.text.anchored`: the anchor is a memory, not a date. Not understood: vague ones
-("recently", "a while ago").
+`hindsight.text.anchored`: the anchor is a memory, not a date. Vague ones ("recently",
+"lately", "these days") are the past 30 days at half strength (a nudge toward the recent,
+not a claim about when); not understood: "a while ago".
 """
 
 from __future__ import annotations
@@ -77,6 +78,9 @@ class TimeWindow:
     # the memory found for them
     event: str | None = None
     anchor: dict[str, Any] | None = None
+    # how much the words say: 1 for a date or a span, VAGUE_STRENGTH for "recently", whose
+    # window is a guess; recall scales the time factor's weight by it
+    strength: float = 1.0
 
     def contains(self, moment: datetime) -> bool:
         return self.start <= moment < self.end
@@ -180,6 +184,15 @@ def _season(m: re.Match[str], ref: datetime) -> Window:
     return dates.season(ref, _SEASONS[m["season"].lower()], which)
 
 
+VAGUE_DAYS = 30
+VAGUE_STRENGTH = 0.5
+
+
+def vague(m: re.Match[str], ref: datetime) -> Window:
+    """ "recently", "lately", 最近: the past VAGUE_DAYS days, up to the reference time."""
+    return ref - timedelta(days=VAGUE_DAYS), ref
+
+
 def _rule(pattern: str, handler: Rule) -> tuple[re.Pattern[str], Rule]:
     return re.compile(pattern, re.IGNORECASE), handler
 
@@ -217,6 +230,9 @@ _RULES = [
     _rule(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", _ago),
     _rule(rf"\b(?:(?P<which>last|this\s+past|on|next)\s+){_WEEKDAY}\b", _weekday),
     _rule(rf"\b(?P<which>last|this|in|during|in\s+the|over\s+the)\s+{_SEASON}\b", _season),
+    _rule(
+        r"\b(?:recently|lately|of\s+late|these\s+days|in\s+recent\s+(?:days|weeks|times))\b", vague
+    ),
 ]
 _SINCE = re.compile(r"\bsince\s+$", re.IGNORECASE)
 
@@ -227,18 +243,18 @@ def resolve(text: str, reference: datetime | None = None) -> TimeWindow | None:
     ref = reference or datetime.now(UTC)
     if ref.tzinfo is None:
         ref = ref.replace(tzinfo=UTC)
-    found: list[tuple[int, int, Window]] = []
-    for pattern, handler in [*_RULES, *timeexpr_cjk.RULES]:
+    found: list[tuple[int, int, Window, Rule]] = []
+    for pattern, handler in [*_RULES, *timeexpr_cjk.RULES, (timeexpr_cjk.VAGUE, vague)]:
         for m in pattern.finditer(text):
             try:
                 window = handler(m, ref)
             except (ValueError, OverflowError):  # past the calendar's ends (year 1 or 9999)
                 continue
             if window is not None and window[0] < window[1]:
-                found.append((m.start(), m.end(), window))
+                found.append((m.start(), m.end(), window, handler))
     if not found:
         return None
-    start, end, (lo, hi) = min(found, key=lambda f: (f[0], -f[1]))
+    start, end, (lo, hi), handler = min(found, key=lambda f: (f[0], -f[1]))
     since = _SINCE.search(text, 0, start) or timeexpr_cjk.SINCE_BEFORE.search(text, 0, start)
     if since is not None:
         start = since.start()
@@ -248,4 +264,5 @@ def resolve(text: str, reference: datetime | None = None) -> TimeWindow | None:
     since_start = re.match(r"since\b", text[start:], re.IGNORECASE)
     if (since is not None or until_now is not None or since_start) and lo < ref:
         hi = ref
-    return TimeWindow(lo, hi, text[start:end].strip(), (start, end), ref)
+    strength = VAGUE_STRENGTH if handler is vague else 1.0
+    return TimeWindow(lo, hi, text[start:end].strip(), (start, end), ref, strength=strength)
