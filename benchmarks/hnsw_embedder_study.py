@@ -1,0 +1,246 @@
+"""Would other built-in embedder geometries be easier for HNSW? (issue 10, "HNSW quality")
+
+    python -m benchmarks.hnsw_embedder_study --corpus zipf --n 100000 --keep DIR \
+        --variants v2,binary,no-trigrams --ef 40,100,200 [--build 16,64]
+
+Each variant is the built-in embedder with other feature weights (`VARIANTS`). For each,
+the corpus's texts (as the import embeds them: `memory_text(key, value)`) are embedded,
+copied into a scratch table of their own (a database `hnsw_study` beside the kept ones),
+the HNSW index is built as the schema builds it (build seconds printed), and the id-only
+query `ORDER BY embedding <=> q LIMIT 10` is run per `hnsw.ef_search`. Recall is against
+an exact top 10 computed here from the same half-precision vectors, two ways:
+
+- strict: the share of the exact top 10's ids found (what `hnsw_quality` reports);
+- tied: the share of returned ids whose distance is no worse than the exact 10th's
+  (+1e-4); with many memories at the same distance as the 10th, strict recall counts an
+  equally close memory as a miss.
+
+Latency is the p50 of the id-only query, also given as a ratio to the first variant's
+at the first ef_search of the same run (the machine is shared; only ratios travel).
+Nothing is written but the scratch tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+import zlib
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+import psycopg
+from pgvector import HalfVector
+from pgvector.psycopg import register_vector
+from tests.support.servers import create_database, database_url
+
+from benchmarks.corpora import CORPORA
+from benchmarks.stack import stores
+from hindsight.text import memory_text
+from hindsight.text.tokenize import is_cjk, is_stop, words
+
+
+@dataclass(frozen=True)
+class Variant:
+    word: float = 1.0
+    bigram: float = 0.5
+    trigram: float = 0.25
+    tf: str = "raw"  # raw counts, "binary" (each feature once) or "sqrt"
+    signed: bool = True
+    dims: int = 384  # hash into the first `dims` of 384 (the rest stay zero)
+    # A feature every text has, at this weight (0: none). In a dimension of its own it
+    # would scale every cosine distance by the same factor, which HNSW (comparisons only)
+    # cannot see; hashed, it shares a dimension with other features: a control for how
+    # much a small perturbation of the vectors moves recall.
+    bias: float = 0.0
+
+
+VARIANTS = {
+    "v2": Variant(),
+    "binary": Variant(tf="binary"),
+    "sqrt": Variant(tf="sqrt"),
+    "no-trigrams": Variant(trigram=0.0),
+    "tri-0.1": Variant(trigram=0.1),
+    "tri-0.5": Variant(trigram=0.5),
+    "tri-1.0": Variant(trigram=1.0),
+    "no-bigrams": Variant(bigram=0.0),
+    "words-only": Variant(bigram=0.0, trigram=0.0),
+    "unsigned": Variant(signed=False),
+    "d128": Variant(dims=128),
+    "bias": Variant(bias=1.0),
+    "binary-tri-0.5": Variant(tf="binary", trigram=0.5),
+}
+
+
+def embed(text: str, v: Variant) -> np.ndarray:
+    """`BuiltinEmbedder.embed_one` with the variant's knobs (v2 is identical to it)."""
+    feats: dict[str, float] = {}  # feature -> weight; counts below
+    order: list[tuple[str, float]] = []
+
+    def add(feature: str, weight: float) -> None:
+        if weight:
+            order.append((feature, weight))
+
+    tokens = words(text)
+    content = [t for t in tokens if not is_stop(t)]
+    for token in content:
+        add("w:" + token, v.word)
+        if is_cjk(token):
+            continue
+        padded = f"<{token}>"
+        for i in range(len(padded) - 2):
+            add("c:" + padded[i : i + 3], v.trigram)
+    for first, second in pairwise(content):
+        if not (is_cjk(first) or is_cjk(second)):
+            add(f"b:{first} {second}", v.bigram)
+    if not order:
+        for token in tokens or [text.strip().casefold() or "<empty>"]:
+            add("w:" + token, v.word)
+    if v.bias:
+        add("<bias>", v.bias)
+    counts: dict[str, int] = {}
+    for f, w in order:
+        feats[f] = w
+        counts[f] = counts.get(f, 0) + 1
+    vector = np.zeros(384, dtype=np.float64)
+    for f, w in feats.items():
+        n = counts[f]
+        scale = {"raw": n, "binary": 1, "sqrt": n**0.5}[v.tf]
+        h = zlib.crc32(f.encode("utf-8"))
+        sign = (1.0 if h & 0x80000000 else -1.0) if v.signed else 1.0
+        vector[h % v.dims] += sign * w * scale
+    norm = np.linalg.norm(vector)
+    if norm == 0:
+        vector[0] = 1.0
+    else:
+        vector /= norm
+    return vector.astype(np.float16)
+
+
+def load(conn: psycopg.Connection, table: str, vectors: np.ndarray) -> None:
+    conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.execute(f"CREATE TABLE {table} (id int PRIMARY KEY, embedding halfvec(384))")
+    with conn.cursor().copy(f"COPY {table} (id, embedding) FROM STDIN WITH (FORMAT BINARY)") as cp:
+        cp.set_types(["int4", "halfvec"])
+        for i, vec in enumerate(vectors):
+            cp.write_row((i, HalfVector(vec.astype(np.float32))))
+    conn.execute(f"VACUUM ANALYZE {table}")
+
+
+def build(conn: psycopg.Connection, table: str, m: int, efc: int) -> float:
+    conn.execute(f"DROP INDEX IF EXISTS {table}_hnsw")
+    conn.execute("SET maintenance_work_mem = '1GB'")
+    conn.execute("SET max_parallel_maintenance_workers = 0")  # as the shared 2 cores allow
+    start = time.perf_counter()
+    conn.execute(
+        f"CREATE INDEX {table}_hnsw ON {table} USING hnsw (embedding halfvec_cosine_ops) "
+        f"WITH (m = {m}, ef_construction = {efc})"
+    )
+    return time.perf_counter() - start
+
+
+def exact(vectors: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cosine distances of every query to every memory, as pgvector computes them from
+    half-precision values (in float32), and each query's exact top-10 ids."""
+    data = vectors.astype(np.float32)
+    data /= np.maximum(np.linalg.norm(data, axis=1, keepdims=True), 1e-30)
+    q = queries.astype(np.float32)
+    q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-30)
+    dist = 1.0 - q @ data.T
+    top = np.argsort(dist, axis=1, kind="stable")[:, :10]
+    return dist, top
+
+
+def measure(
+    conn: psycopg.Connection,
+    table: str,
+    queries: np.ndarray,
+    dist: np.ndarray,
+    top: np.ndarray,
+    efs: list[int],
+) -> list[tuple[int, float, float, float]]:
+    conn.execute("SET enable_seqscan = off")
+    conn.execute("SET enable_sort = off")
+    sql = f"SELECT id FROM {table} ORDER BY embedding <=> %s LIMIT 10"
+    out = []
+    tenth = np.sort(dist, axis=1)[:, 9]
+    for ef in efs:
+        conn.execute(f"SET hnsw.ef_search = {ef}")
+        strict, tied, times = [], [], []
+        for qi, q in enumerate(queries):
+            hv = HalfVector(q.astype(np.float32))
+            start = time.perf_counter()
+            got = [r[0] for r in conn.execute(sql, (hv,)).fetchall()]
+            times.append(time.perf_counter() - start)
+            strict.append(len(set(got) & set(top[qi].tolist())) / 10)
+            tied.append(sum(dist[qi, g] <= tenth[qi] + 1e-4 for g in got) / 10)
+        out.append(
+            (ef, statistics.fmean(strict), statistics.fmean(tied), statistics.median(times) * 1e3)
+        )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--corpus", default="zipf", choices=sorted(CORPORA))
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--variants", default="v2")
+    parser.add_argument("--ef", default="40,100,200")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--build", default="16,64", help="graphs to build, M,EFC each, separated by /"
+    )
+    parser.add_argument("--keep", type=Path)
+    parser.add_argument(
+        "--query-words",
+        help="zipf only: queries of LOW,HIGH words instead of 2-7 (6,24 are memory-like)",
+    )
+    args = parser.parse_args()
+    corpus = CORPORA[args.corpus]
+    texts = [memory_text(m["key"], m["value"]) for m in corpus.memories(args.n)]
+    qtexts = corpus.queries(args.queries)
+    if args.query_words:
+        low, high = (int(x) for x in args.query_words.split(","))
+        rng = random.Random(5)
+        make = corpus._text  # type: ignore[attr-defined]
+        qtexts = [make(rng, low, high) for _ in range(args.queries)]
+    efs = [int(e) for e in args.ef.split(",")]
+    graphs = [tuple(int(x) for x in g.split(",")) for g in args.build.split("/")]
+    base_ms = None
+    print(f"{args.corpus} {args.n:,}, {len(qtexts)} queries")
+    print(
+        "| variant | m, efc | build s | ef_search | strict recall@10 | tied recall@10 "
+        "| p50 ms | ratio |"
+    )
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |", flush=True)
+    with stores(args.keep) as s:
+        with psycopg.connect(s.server_url, autocommit=True) as c:
+            if not c.execute("SELECT 1 FROM pg_database WHERE datname = 'hnsw_study'").fetchone():
+                create_database(s.server_url, "hnsw_study", migrate_it=False)
+        with psycopg.connect(database_url(s.server_url, "hnsw_study"), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            register_vector(conn)
+            for name in args.variants.split(","):
+                v = VARIANTS[name]
+                vectors = np.stack([embed(t, v) for t in texts])
+                queries = np.stack([embed(t, v) for t in qtexts])
+                table = f"s_{args.corpus}_{name.replace('-', '_').replace('.', '')}"
+                load(conn, table, vectors)
+                dist, top = exact(vectors, queries)
+                for m, efc in graphs:
+                    took = build(conn, table, m, efc)
+                    for ef, strict, tied, p50 in measure(conn, table, queries, dist, top, efs):
+                        base_ms = base_ms or p50
+                        print(
+                            f"| {name} | {m}, {efc} | {took:.0f} | {ef} | {strict:.3f} | "
+                            f"{tied:.3f} | {p50:.2f} | {p50 / base_ms:.2f} |",
+                            flush=True,
+                        )
+                conn.execute(f"DROP TABLE {table}")
+
+
+if __name__ == "__main__":
+    main()
