@@ -87,8 +87,7 @@ def season(ref: datetime, first: int, which: str) -> Window:
     """The three months from month `first` (northern hemisphere: 3 spring, 6 summer,
     9 autumn, 12 winter), each season named by the year it begins in (winter 2023:
     December 2023 to February 2024): the `last` one that is over, `this` one (under way,
-    or else this year's: for winter the coming one), or (`in`) the latest that has begun;
-    `year` picks the one that begins in that year."""
+    or else this year's: for winter the coming one), or (`in`) the latest that has begun."""
     begun = ref.year if ref.month >= first else ref.year - 1
     if which == "last":
         y = begun if month(begun, first, ref.tzinfo, 3)[1] <= ref else begun - 1
