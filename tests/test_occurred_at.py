@@ -487,10 +487,10 @@ def test_recently_nudges_toward_the_past_month_at_half_the_time_weight(api: Api)
     ).raise_for_status()  # fmt: skip
     body = api.recall("what novel did I read recently?", reference_time="2024-06-12T09:00:00Z")
     window = body["time_window"]
-    assert window["expression"] == "recently"
+    assert window["expression"] == "recently" and window["vague"] is True
     assert at(window["start"]) == datetime(2024, 5, 13, 9, tzinfo=UTC)
     by_key = {r["key"]: r for r in body["results"]}
     assert body["results"][0]["key"] == "read.new"
-    # outside the window: 1 − 0.8 (the time weight) × 0.5 (a vague window's strength)
+    # outside the window: 1 − 0.8 (the time weight) × 0.5 (HINDSIGHT_VAGUE_TIME_STRENGTH)
     assert by_key["read.old"]["components"]["time_factor"] == pytest.approx(0.6)
     assert by_key["read.new"]["components"]["time_factor"] == 1.0

@@ -168,13 +168,13 @@ def test_the_month_after_an_event_late_in_a_month_starts_the_next_day() -> None:
 @pytest.mark.parametrize(
     "text", ["what did I read recently?", "anything new lately", "what am I into these days"]
 )
-def test_vague_times_are_the_past_month_at_half_strength(text: str) -> None:
+def test_vague_times_are_the_past_month_marked_vague(text: str) -> None:
     window = resolve(text, REF)
     assert window is not None
     assert (window.start, window.end) == (REF - timedelta(days=30), REF)
-    assert window.strength == 0.5
+    assert window.vague
 
 
-def test_a_date_is_at_full_strength() -> None:
+def test_a_date_is_not_vague() -> None:
     window = resolve("what did I read last week?", REF)
-    assert window is not None and window.strength == 1.0
+    assert window is not None and not window.vague

@@ -133,13 +133,13 @@ def test_no_event_no_anchor(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["我最近读了什么书", "近来在忙什么", "最近何をしていますか"])
-def test_vague_times_are_the_past_month_at_half_strength(text: str) -> None:
+def test_vague_times_are_the_past_month_marked_vague(text: str) -> None:
     window = resolve(text, REF)
-    assert window is not None and window.strength == 0.5
+    assert window is not None and window.vague
     assert (window.start, window.end) == (REF - timedelta(days=30), REF)
 
 
 def test_nearest_is_not_recent_and_a_span_wins_over_vague() -> None:
     assert resolve("离我家最近的超市在哪", REF) is None
     window = resolve("最近三个月读了什么", REF)
-    assert window is not None and window.strength == 1.0 and window.expression == "最近三个月"
+    assert window is not None and not window.vague and window.expression == "最近三个月"

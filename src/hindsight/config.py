@@ -178,6 +178,12 @@ class Settings(BaseSettings):
     time_strip_query: bool = Field(
         default=False, description="Search with the time expression cut out of the query."
     )
+    vague_time_strength: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Share of the time weight a vague window ('recently') gets (1: as a date).",
+    )
     time_window_candidates: int = Field(
         default=50,
         ge=0,

@@ -2013,6 +2013,12 @@ export interface components {
             event?: string | null;
             /** @description The memory found for the event, whose time anchors it. */
             anchor?: components["schemas"]["TimeAnchorOut"] | null;
+            /**
+             * Vague
+             * @description A vague time ("recently", 最近): the past 30 days, weighed at HINDSIGHT_VAGUE_TIME_STRENGTH of a date's weight.
+             * @default false
+             */
+            vague?: boolean;
         };
         /** TrustPolicy */
         TrustPolicy: {

@@ -51,6 +51,11 @@ class TimeWindowOut(BaseModel):
     anchor: TimeAnchorOut | None = Field(
         default=None, description="The memory found for the event, whose time anchors it."
     )
+    vague: bool = Field(
+        default=False,
+        description='A vague time ("recently", 最近): the past 30 days, weighed at '
+        "HINDSIGHT_VAGUE_TIME_STRENGTH of a date's weight.",
+    )
 
 
 class TimeAnchorOut(BaseModel):

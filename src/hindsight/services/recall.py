@@ -109,6 +109,8 @@ def _logged_filters(request: RecallRequest, searched: Searched) -> dict[str, Any
         }
         if window.anchor is not None:
             out["time_window"]["anchor"] = window.anchor
+        if window.vague:
+            out["time_window"]["vague"] = True
     return out
 
 
@@ -280,8 +282,9 @@ class RecallService:
             trust_levels=dict(trust.sources or {}),
             trust_default=trust.of(None),
             time_window=(window.start, window.end) if window is not None else None,
-            # a vague window ("recently") nudges, at its strength
-            time_weight=(ranking.time_weight or 0.0) * (window.strength if window else 1.0),
+            # a vague window ("recently") only nudges
+            time_weight=(ranking.time_weight or 0.0)
+            * (self._settings.vague_time_strength if window and window.vague else 1.0),
         )
 
     async def _arm(self, search: store.Search, arm: str) -> list[dict[str, Any]]:

@@ -24,8 +24,8 @@ Understood (case-insensitive):
 
 Expressions anchored on an event ("two weeks before the wedding") are read by
 `hindsight.text.anchored`: the anchor is a memory, not a date. Vague ones ("recently",
-"lately", "these days") are the past 30 days at half strength (a nudge toward the recent,
-not a claim about when); not understood: "a while ago".
+"lately", "these days") are the past 30 days, marked `vague` (recall weighs them less: a
+nudge toward the recent, not a claim about when); not understood: "a while ago".
 """
 
 from __future__ import annotations
@@ -78,9 +78,8 @@ class TimeWindow:
     # the memory found for them
     event: str | None = None
     anchor: dict[str, Any] | None = None
-    # how much the words say: 1 for a date or a span, VAGUE_STRENGTH for "recently", whose
-    # window is a guess; recall scales the time factor's weight by it
-    strength: float = 1.0
+    # "recently": the window is a guess, which recall weighs less than a date
+    vague: bool = False
 
     def contains(self, moment: datetime) -> bool:
         return self.start <= moment < self.end
@@ -185,7 +184,6 @@ def _season(m: re.Match[str], ref: datetime) -> Window:
 
 
 VAGUE_DAYS = 30
-VAGUE_STRENGTH = 0.5
 
 
 def vague(m: re.Match[str], ref: datetime) -> Window:
@@ -264,5 +262,5 @@ def resolve(text: str, reference: datetime | None = None) -> TimeWindow | None:
     since_start = re.match(r"since\b", text[start:], re.IGNORECASE)
     if (since is not None or until_now is not None or since_start) and lo < ref:
         hi = ref
-    strength = VAGUE_STRENGTH if handler is vague else 1.0
-    return TimeWindow(lo, hi, text[start:end].strip(), (start, end), ref, strength=strength)
+    expression = text[start:end].strip()
+    return TimeWindow(lo, hi, expression, (start, end), ref, vague=handler is vague)

@@ -21,7 +21,7 @@ Understood, with numbers in digits (also full-width) or in Chinese numerals (一
 - 春天 夏天 秋天 冬天 (also 春季 …), with 去年 / 今年 / 明年 (去年夏天: the summer that began
   last year); Japanese 去年の夏, 今年の春
 - vague: 最近, 近来, 近期, 这段时间, 这阵子; Japanese 最近, このごろ, 近頃 (as "recently": the
-  past 30 days, at half strength)
+  past 30 days, marked vague)
 - any of the above followed by 以来 / 以來 / 以降 (with or without 自从 before it): from its
   start to the reference time
 """
@@ -203,7 +203,7 @@ RULES = [
     _rule(rf"{_WHICH_YEAR}?(?:的|の)?(?P<season>[春夏秋冬])(?:天|季)", _season),
     _rule(rf"{_WHICH_YEAR}(?:的|の)?(?P<season>[春夏秋冬])", _season),
 ]
-# vague: the past 30 days at half strength, as "recently" (timeexpr.vague); after the
+# vague: the past 30 days, as "recently" (timeexpr.vague); after the
 # others, so "最近三个月" is read whole; not 最近的, which is as often "nearest" (离家最近的超市)
 VAGUE = re.compile(
     r"最近(?!的)|近来|近來|近期|这段时间|這段時間|这阵子|這陣子|このごろ|この頃|近頃"

@@ -76,6 +76,7 @@ async def recall(
             searched_query=result.searched_query or body.query,
             event=window.event,
             anchor=None if window.anchor is None else TimeAnchorOut(**window.anchor),
+            vague=window.vague,
         )
     return json_response(out)
 
