@@ -3,6 +3,12 @@
 The rules users asked for live here and in the SQL they call: re-observing a value raises
 its confidence, a new value supersedes the old one (kept in history), and every batch is
 all-or-nothing.
+
+The service is three classes, by responsibility: `memory_core.MemoryCore` (collaborators,
+the write transaction, reading one memory), `memory_curation.MemoryCuration` (delete,
+review, forgetting) and `MemoryService` here (observe, list, update, history).
+`ForgetPolicy`, `with_retry` and `memory_text` are re-exported: this is where they have
+always been imported from.
 """
 
 from __future__ import annotations
@@ -10,77 +16,30 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
-import psycopg
 from pgvector import HalfVector
 from psycopg import errors as pg_errors
-from psycopg_pool import AsyncConnectionPool
 
-from hindsight.config import Settings
 from hindsight.db.pool import Connection
-from hindsight.db.reads import ReadRouter
-from hindsight.embeddings.base import Embedder
-from hindsight.errors import Conflict, InvalidInput, NotFound, Unavailable
+from hindsight.errors import Conflict, InvalidInput, NotFound
 from hindsight.ids import uuid7
 from hindsight.observability import metrics
 from hindsight.retrieval.keywords import document_vector
 from hindsight.services import roles
-from hindsight.services.access_recorder import AccessRecorder
-from hindsight.services.erasure import erase_traces
+from hindsight.services.memory_core import with_retry as with_retry
+from hindsight.services.memory_curation import (
+    ForgetPolicy as ForgetPolicy,
+    MemoryCuration,
+)
 from hindsight.services.observing import Observation, ObserveBatch, Outcome, normalise_tags
-from hindsight.services.policy import PolicyService
 from hindsight.services.redaction import scrubber
 from hindsight.services.roles import Role, vouching
-from hindsight.stores import (
-    erasure as erasure_store,
-    memories as store,
-    quarantine as quarantine_store,
-)
+from hindsight.stores import memories as store
 from hindsight.stores.filters import MemoryFilter
 from hindsight.text import memory_text as memory_text  # re-exported: callers import it here
-
-log = logging.getLogger(__name__)
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class ForgetPolicy:
-    """Which memories to let go of: all set criteria must hold."""
-
-    max_confidence: float | None = None
-    idle_days: float | None = None  # not recalled (or, never recalled, not created) since
-    stale_days: float | None = None  # not observed again since
-    memory_types: Sequence[str] = ()
-    action: str = "archive"  # archive (reversible) or delete
-    dry_run: bool = False
-    limit: int = 1000
-    # narrow the selection, like memory_types (occurred_at, else created_at)
-    occurred_after: datetime | None = None
-    occurred_before: datetime | None = None
-
-    def reason(self) -> str:
-        """The criteria, for the history entry of each memory forgotten."""
-        parts = []
-        if self.max_confidence is not None:
-            parts.append(f"confidence <= {self.max_confidence:g}")
-        if self.idle_days is not None:
-            parts.append(f"not accessed for {self.idle_days:g} days")
-        if self.stale_days is not None:
-            parts.append(f"not observed for {self.stale_days:g} days")
-        if self.memory_types:
-            parts.append("type in " + ", ".join(self.memory_types))
-        if self.occurred_after is not None:
-            parts.append(f"occurred from {self.occurred_after.isoformat()}")
-        if self.occurred_before is not None:
-            parts.append(f"occurred before {self.occurred_before.isoformat()}")
-        return "forget: " + "; ".join(parts)
 
 
 def encode_cursor(memory_id: uuid.UUID) -> str:
@@ -98,57 +57,7 @@ def decode_cursor(cursor: str) -> uuid.UUID:
         ) from None
 
 
-async def with_retry(
-    pool: AsyncConnectionPool[Connection],
-    work: Callable[[Connection], Awaitable[T]],
-    *,
-    attempts: int = 5,
-) -> T:
-    """Run `work` in one transaction, retrying only a deadlock or serialization failure
-    (the transaction was rolled back whole, so a retry cannot double anything)."""
-    for attempt in range(1, attempts + 1):
-        try:
-            async with pool.connection() as conn, conn.transaction():
-                return await work(conn)
-        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure):
-            if attempt == attempts:
-                raise
-            log.info("transaction retried after a deadlock (attempt %d)", attempt)
-        except psycopg.OperationalError as exc:
-            # psycopg's message names hosts, users and databases: the log gets it, not callers
-            log.warning("PostgreSQL unreachable: %s", exc)
-            raise Unavailable(
-                "PostgreSQL is unreachable; try again shortly", retry_after=2
-            ) from exc
-    raise AssertionError("unreachable")
-
-
-class MemoryService:
-    def __init__(
-        self,
-        settings: Settings,
-        pool: AsyncConnectionPool[Connection],
-        embedder: Embedder,
-        recorder: AccessRecorder | None = None,
-        reads: ReadRouter | None = None,
-        policies: PolicyService | None = None,
-    ) -> None:
-        self._settings = settings
-        self._pool = pool
-        self._embedder = embedder
-        self._recorder = recorder
-        self._reads = reads or ReadRouter(pool, pool)
-        self._policies = policies or PolicyService(settings, pool)
-        self.policies = self._policies  # the same rules for writes that skip this service
-
-    async def _write(self, namespace: str, work: Callable[[Connection], Awaitable[T]]) -> T:
-        """`work` in one transaction on the primary; later reads of the namespace by this
-        process go to the primary until a read replica has replayed it."""
-        try:
-            return await with_retry(self._pool, work)
-        finally:
-            self._reads.wrote(namespace)  # also after a failure: the commit may have landed
-
+class MemoryService(MemoryCuration):
     async def _claims(
         self, items: Sequence[Observation], confidences: Sequence[float]
     ) -> list[store.NewClaim]:
@@ -234,13 +143,6 @@ class MemoryService:
             metrics.OBSERVE_OUTCOMES.labels(label).inc()
         return outcomes
 
-    async def get(self, namespace: str, memory_id: uuid.UUID) -> dict[str, Any]:
-        async with self._pool.connection() as conn:
-            row = await store.get(conn, namespace, memory_id)
-        if row is None:
-            raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
-        return row
-
     async def list_page(
         self, namespace: str, f: MemoryFilter, *, limit: int, cursor: str | None
     ) -> tuple[list[dict[str, Any]], str | None]:
@@ -323,112 +225,6 @@ class MemoryService:
         if row is None:
             raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
         return row
-
-    async def delete(self, namespace: str, memory_id: uuid.UUID, *, actor: str) -> None:
-        """Erase the memory: a tombstone stays in its history, its values go everywhere."""
-        if self._recorder is not None:  # a buffered recall of it would be logged later
-            await self._recorder.flush()
-
-        async def work(conn: Connection) -> bool:
-            texts = await erasure_store.history_texts(conn, [memory_id])
-            deleted = await store.delete_many(conn, namespace, [memory_id], actor=actor)
-            await erase_traces(conn, namespace, deleted, texts)
-            return bool(deleted)
-
-        if not await self._write(namespace, work):
-            raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
-
-    async def approve(
-        self, namespace: str, memory_id: uuid.UUID, *, actor: str, role: Role, note: str | None
-    ) -> dict[str, Any]:
-        """A curator's yes to a quarantined claim: it becomes the live memory of its key,
-        and the memory it contended with (a verified one, say) is archived."""
-        roles.require(role, Role.CURATOR, "approving a quarantined memory")
-        reason = "approved by a curator" + (f": {note}" if note else "")
-
-        async def work(conn: Connection) -> dict[str, Any] | None:
-            return await quarantine_store.activate(
-                conn, namespace, memory_id, actor=actor, change="approved", reason=reason
-            )
-
-        row = await self._write(namespace, work)
-        if row is None:
-            raise await self._not_waiting(namespace, memory_id)
-        return row
-
-    async def reject(
-        self, namespace: str, memory_id: uuid.UUID, *, actor: str, role: Role, note: str | None
-    ) -> None:
-        """A curator's no: the claim is erased like a deleted memory (no value left
-        anywhere); its history ends with a `rejected` tombstone and the reason."""
-        roles.require(role, Role.CURATOR, "rejecting a quarantined memory")
-        if self._recorder is not None:
-            await self._recorder.flush()
-        reason = "rejected by a curator" + (f": {note}" if note else "")
-
-        async def work(conn: Connection) -> bool:
-            texts = await erasure_store.history_texts(conn, [memory_id])
-            deleted = await quarantine_store.reject(
-                conn, namespace, memory_id, actor=actor, reason=reason
-            )
-            await erase_traces(conn, namespace, deleted, texts)
-            return bool(deleted)
-
-        if not await self._write(namespace, work):
-            raise await self._not_waiting(namespace, memory_id)
-
-    async def _not_waiting(self, namespace: str, memory_id: uuid.UUID) -> Exception:
-        """The error for a review of a memory that is not waiting for one."""
-        row = await self.get(namespace, memory_id)  # NotFound when there is none
-        return Conflict(
-            f"memory {memory_id} is {row['status']}, not quarantined: only a quarantined "
-            "memory is approved or rejected"
-        )
-
-    async def forget(
-        self, namespace: str, policy: ForgetPolicy, *, actor: str
-    ) -> list[dict[str, Any]]:
-        """Archive (or delete) what the policy selects; permanent memories never. Returns
-        the memories selected; with `dry_run`, nothing changes."""
-        if (
-            policy.max_confidence is None
-            and policy.idle_days is None
-            and (policy.stale_days is None)
-        ):
-            raise InvalidInput(
-                "a forgetting policy needs at least one of max_confidence, not_accessed_days "
-                "or not_observed_days"
-            )
-
-        async def work(conn: Connection) -> list[dict[str, Any]]:
-            rows = await store.forgettable(
-                conn,
-                namespace,
-                max_confidence=policy.max_confidence,
-                idle_days=policy.idle_days,
-                stale_days=policy.stale_days,
-                memory_types=list(policy.memory_types),
-                limit=policy.limit,
-                occurred=MemoryFilter(
-                    occurred_after=policy.occurred_after, occurred_before=policy.occurred_before
-                )
-                if policy.occurred_after or policy.occurred_before
-                else None,
-            )
-            if rows and not policy.dry_run:
-                ids = [r["id"] for r in rows]
-                reason = policy.reason()
-                if policy.action == "delete":
-                    texts = await erasure_store.history_texts(conn, ids)
-                    deleted = await store.delete_many(
-                        conn, namespace, ids, actor=actor, permanent_too=False, reason=reason
-                    )
-                    await erase_traces(conn, namespace, deleted, texts)
-                else:
-                    await store.archive_many(conn, namespace, ids, actor=actor, reason=reason)
-            return rows
-
-        return await self._write(namespace, work)
 
     async def history(self, namespace: str, memory_id: uuid.UUID) -> list[dict[str, Any]]:
 

@@ -14,12 +14,14 @@ cached session is dropped, since the append-only file may lack its last second o
 The last run id seen is kept through errors (only a separate "check" flag is raised), and
 every new connection compares it too: redis-py reconnects and retries on its own, so a quick
 restart may surface no error at all.
+
+The keys, the step JSON and the Lua scripts live in `hot_steps_scripts`; the key names and
+`TOMBSTONE_MS` are re-exported here, where tests and benchmarks import them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from datetime import datetime
@@ -33,134 +35,23 @@ from redis.retry import Retry
 
 from hindsight.errors import Unavailable
 from hindsight.observability import metrics
+from hindsight.stores.hot_steps_scripts import (
+    _APPEND,
+    _FILL,
+    _POP,
+    _PREFIX,
+    _READ,
+    _REPLACE,
+    TOMBSTONE_MS as TOMBSTONE_MS,
+    _decode,
+    _encode,
+    _expiry_ms,
+    expiry_key as expiry_key,
+    session_key as session_key,
+    tombstone_key as tombstone_key,
+)
 
 log = logging.getLogger(__name__)
-
-_PREFIX = "hs:wm:"
-TOMBSTONE_MS = 30_000
-
-# The session's exact expiry (ISO text) sits beside the steps in KEYS[3]; both expire then.
-# KEYS: steps, tombstone, expiry. ARGV: step index, step JSON, expiry (unix ms), expiry
-# (ISO), steps to keep
-_APPEND = """
-local key = KEYS[1]
-local index = tonumber(ARGV[1])
-if index == 0 then redis.call('DEL', KEYS[2]) end
-redis.call('ZREMRANGEBYSCORE', key, index, index)
-redis.call('ZADD', key, index, ARGV[2])
-redis.call('ZREMRANGEBYRANK', key, 0, -(tonumber(ARGV[5]) + 1))
-local expire_at = tonumber(ARGV[3])
-local pttl = redis.call('PTTL', key)
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if pttl < 0 or now + pttl < expire_at then
-  redis.call('PEXPIREAT', key, expire_at)
-  redis.call('SET', KEYS[3], ARGV[4], 'PXAT', expire_at)
-end
-return 1
-"""
-
-# KEYS: steps, expiry. ARGV: how many of the newest steps. Returns the expiry, then
-# member/score pairs; nothing when the steps or their expiry are missing.
-_READ = """
-local raw = redis.call('ZRANGE', KEYS[1], -tonumber(ARGV[1]), -1, 'WITHSCORES')
-if #raw == 0 then return {} end
-local expiry = redis.call('GET', KEYS[2])
-if not expiry then return {} end
-table.insert(raw, 1, expiry)
-return raw
-"""
-
-# Replace a cached step if (and only if) it is cached. ARGV: step index, step JSON
-_REPLACE = """
-if redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[1]) == 0 then return 0 end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[1])
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
-return 1
-"""
-
-# Fill a cold or partial key from Postgres rows, keeping the set contiguous. KEYS[2] is the
-# tombstone a delete leaves, so a read that raced the delete cannot bring the steps back.
-# KEYS: steps, tombstone, expiry. ARGV: expiry (unix ms), steps to keep, expiry (ISO), then
-# index/JSON pairs in ascending order
-_FILL = """
-local key = KEYS[1]
-if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-local lo = tonumber(ARGV[4])
-local hi = tonumber(ARGV[#ARGV - 1])
-local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-if #first > 0 then
-  local cmin = tonumber(first[2])
-  local cmax = tonumber(last[2])
-  if cmax < lo - 1 or cmin > hi + 1 then return 0 end
-end
-for i = 4, #ARGV, 2 do
-  local index = tonumber(ARGV[i])
-  if redis.call('ZCOUNT', key, index, index) == 0 then
-    redis.call('ZADD', key, index, ARGV[i + 1])
-  end
-end
-redis.call('ZREMRANGEBYRANK', key, 0, -(tonumber(ARGV[2]) + 1))
-local pttl = redis.call('PTTL', key)
-if pttl < 0 then
-  redis.call('PEXPIREAT', key, ARGV[1])
-  redis.call('SET', KEYS[3], ARGV[3], 'PXAT', ARGV[1])
-end
-return 1
-"""
-
-
-# Remove a popped step. KEYS: steps, tombstone. ARGV: step index, step JSON, tombstone ms.
-# The tombstone keeps a read that fetched the step before the pop from filling it back in;
-# if the index holds anything but the exact step (a racing append), the copy is dropped.
-_POP = """
-redis.call('SET', KEYS[2], 1, 'PX', ARGV[3])
-if redis.call('ZREM', KEYS[1], ARGV[2]) == 0
-   and redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[1]) > 0 then
-  redis.call('UNLINK', KEYS[1])
-end
-return 1
-"""
-
-
-def session_key(namespace: str, session_id: str) -> str:
-    return f"{_PREFIX}{{{namespace}:{session_id}}}"
-
-
-def tombstone_key(namespace: str, session_id: str) -> str:
-    return f"{_PREFIX}{{{namespace}:{session_id}}}:deleted"
-
-
-def expiry_key(namespace: str, session_id: str) -> str:
-    return f"{_PREFIX}{{{namespace}:{session_id}}}:expires"
-
-
-def _encode(step: dict[str, Any]) -> str:
-    return json.dumps(
-        {
-            "step_index": step["step_index"],
-            "role": step["role"],
-            "content": step["content"],
-            "summary": step["summary"],
-            "metadata": step["metadata"],
-            "idempotency_key": step.get("idempotency_key"),
-            "created_at": step["created_at"].isoformat(),
-            "occurred_at": step["occurred_at"].isoformat() if step.get("occurred_at") else None,
-        },
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-
-
-def _decode(raw: bytes | str, expires_at: datetime) -> dict[str, Any]:
-    step: dict[str, Any] = json.loads(raw)
-    step["created_at"] = datetime.fromisoformat(step["created_at"])
-    # cached before steps had a time of their own: none
-    occurred = step.get("occurred_at")
-    step["occurred_at"] = datetime.fromisoformat(occurred) if occurred else None
-    step["expires_at"] = expires_at
-    return step
 
 
 def _run_id_in(info: bytes | str) -> str:
@@ -169,10 +60,6 @@ def _run_id_in(info: bytes | str) -> str:
         if line.startswith("run_id:"):
             return line.split(":", 1)[1].strip()
     return ""
-
-
-def _expiry_ms(step: dict[str, Any]) -> int:
-    return int(step["expires_at"].timestamp() * 1000)
 
 
 def connect(url: str, *, cluster: bool, on_connect: Any = None) -> aioredis.Redis | RedisCluster:

@@ -1,0 +1,166 @@
+"""Letting memories go: delete, the curator's review of a quarantined claim, and the
+forgetting policy. Each erases (or archives) in one transaction, with the traces of what
+was erased.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from hindsight.db.pool import Connection
+from hindsight.errors import Conflict, InvalidInput, NotFound
+from hindsight.services import roles
+from hindsight.services.erasure import erase_traces
+from hindsight.services.memory_core import MemoryCore
+from hindsight.services.roles import Role
+from hindsight.stores import (
+    erasure as erasure_store,
+    memories as store,
+    quarantine as quarantine_store,
+)
+from hindsight.stores.filters import MemoryFilter
+
+
+@dataclass(frozen=True)
+class ForgetPolicy:
+    """Which memories to let go of: all set criteria must hold."""
+
+    max_confidence: float | None = None
+    idle_days: float | None = None  # not recalled (or, never recalled, not created) since
+    stale_days: float | None = None  # not observed again since
+    memory_types: Sequence[str] = ()
+    action: str = "archive"  # archive (reversible) or delete
+    dry_run: bool = False
+    limit: int = 1000
+    # narrow the selection, like memory_types (occurred_at, else created_at)
+    occurred_after: datetime | None = None
+    occurred_before: datetime | None = None
+
+    def reason(self) -> str:
+        """The criteria, for the history entry of each memory forgotten."""
+        parts = []
+        if self.max_confidence is not None:
+            parts.append(f"confidence <= {self.max_confidence:g}")
+        if self.idle_days is not None:
+            parts.append(f"not accessed for {self.idle_days:g} days")
+        if self.stale_days is not None:
+            parts.append(f"not observed for {self.stale_days:g} days")
+        if self.memory_types:
+            parts.append("type in " + ", ".join(self.memory_types))
+        if self.occurred_after is not None:
+            parts.append(f"occurred from {self.occurred_after.isoformat()}")
+        if self.occurred_before is not None:
+            parts.append(f"occurred before {self.occurred_before.isoformat()}")
+        return "forget: " + "; ".join(parts)
+
+
+class MemoryCuration(MemoryCore):
+    async def delete(self, namespace: str, memory_id: uuid.UUID, *, actor: str) -> None:
+        """Erase the memory: a tombstone stays in its history, its values go everywhere."""
+        if self._recorder is not None:  # a buffered recall of it would be logged later
+            await self._recorder.flush()
+
+        async def work(conn: Connection) -> bool:
+            texts = await erasure_store.history_texts(conn, [memory_id])
+            deleted = await store.delete_many(conn, namespace, [memory_id], actor=actor)
+            await erase_traces(conn, namespace, deleted, texts)
+            return bool(deleted)
+
+        if not await self._write(namespace, work):
+            raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
+
+    async def approve(
+        self, namespace: str, memory_id: uuid.UUID, *, actor: str, role: Role, note: str | None
+    ) -> dict[str, Any]:
+        """A curator's yes to a quarantined claim: it becomes the live memory of its key,
+        and the memory it contended with (a verified one, say) is archived."""
+        roles.require(role, Role.CURATOR, "approving a quarantined memory")
+        reason = "approved by a curator" + (f": {note}" if note else "")
+
+        async def work(conn: Connection) -> dict[str, Any] | None:
+            return await quarantine_store.activate(
+                conn, namespace, memory_id, actor=actor, change="approved", reason=reason
+            )
+
+        row = await self._write(namespace, work)
+        if row is None:
+            raise await self._not_waiting(namespace, memory_id)
+        return row
+
+    async def reject(
+        self, namespace: str, memory_id: uuid.UUID, *, actor: str, role: Role, note: str | None
+    ) -> None:
+        """A curator's no: the claim is erased like a deleted memory (no value left
+        anywhere); its history ends with a `rejected` tombstone and the reason."""
+        roles.require(role, Role.CURATOR, "rejecting a quarantined memory")
+        if self._recorder is not None:
+            await self._recorder.flush()
+        reason = "rejected by a curator" + (f": {note}" if note else "")
+
+        async def work(conn: Connection) -> bool:
+            texts = await erasure_store.history_texts(conn, [memory_id])
+            deleted = await quarantine_store.reject(
+                conn, namespace, memory_id, actor=actor, reason=reason
+            )
+            await erase_traces(conn, namespace, deleted, texts)
+            return bool(deleted)
+
+        if not await self._write(namespace, work):
+            raise await self._not_waiting(namespace, memory_id)
+
+    async def _not_waiting(self, namespace: str, memory_id: uuid.UUID) -> Exception:
+        """The error for a review of a memory that is not waiting for one."""
+        row = await self.get(namespace, memory_id)  # NotFound when there is none
+        return Conflict(
+            f"memory {memory_id} is {row['status']}, not quarantined: only a quarantined "
+            "memory is approved or rejected"
+        )
+
+    async def forget(
+        self, namespace: str, policy: ForgetPolicy, *, actor: str
+    ) -> list[dict[str, Any]]:
+        """Archive (or delete) what the policy selects; permanent memories never. Returns
+        the memories selected; with `dry_run`, nothing changes."""
+        if (
+            policy.max_confidence is None
+            and policy.idle_days is None
+            and (policy.stale_days is None)
+        ):
+            raise InvalidInput(
+                "a forgetting policy needs at least one of max_confidence, not_accessed_days "
+                "or not_observed_days"
+            )
+
+        async def work(conn: Connection) -> list[dict[str, Any]]:
+            rows = await store.forgettable(
+                conn,
+                namespace,
+                max_confidence=policy.max_confidence,
+                idle_days=policy.idle_days,
+                stale_days=policy.stale_days,
+                memory_types=list(policy.memory_types),
+                limit=policy.limit,
+                occurred=MemoryFilter(
+                    occurred_after=policy.occurred_after, occurred_before=policy.occurred_before
+                )
+                if policy.occurred_after or policy.occurred_before
+                else None,
+            )
+            if rows and not policy.dry_run:
+                ids = [r["id"] for r in rows]
+                reason = policy.reason()
+                if policy.action == "delete":
+                    texts = await erasure_store.history_texts(conn, ids)
+                    deleted = await store.delete_many(
+                        conn, namespace, ids, actor=actor, permanent_too=False, reason=reason
+                    )
+                    await erase_traces(conn, namespace, deleted, texts)
+                else:
+                    await store.archive_many(conn, namespace, ids, actor=actor, reason=reason)
+            return rows
+
+        return await self._write(namespace, work)
