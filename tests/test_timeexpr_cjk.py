@@ -123,7 +123,8 @@ def test_an_expression_anchored_on_an_event(
     tz = REF.tzinfo
     assert window.start == datetime.fromisoformat(start).replace(tzinfo=tz)
     assert window.end == (datetime.fromisoformat(end).replace(tzinfo=tz) if end else REF)
-    # only the time words leave the searched query: the event may hold its only subject
+    # the expression (what a stripped query loses) is the time words only: the event may
+    # hold the question's only subject
     assert window.expression == cut and text[slice(*window.span)] == cut
 
 

@@ -19,7 +19,8 @@ Chinese and Japanese put the event first, and the rest of the clause before the 
 - 自从 <event> (以来 / 之后), <event>以来; Japanese <event>てから (since), <event>てから
   N units (after)
 There the event often holds the question's only subject ("小明领养小狗之后的一个月做了什么"),
-so only the time words are cut from the searched query, not the event's.
+so the expression is the time words only: what `TimeWindow.without` cuts from a query
+(recall's `time_strip_query`) leaves the event's.
 """
 
 from __future__ import annotations
