@@ -8,6 +8,7 @@ Skipped only when chromium or Playwright is missing on a developer's machine; in
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -421,3 +422,26 @@ def test_docs_render_offline(page: Any, server: ThreadServer) -> None:
     page.get_by_text("/v1/namespaces/{namespace}/recall", exact=True).first.wait_for()
     assert requested and all(u.startswith(server.url) for u in requested), requested
     shot(page, "docs")
+
+
+def test_a_slow_page_never_replaces_the_page_the_user_went_on_to(page: Any, api: Api) -> None:
+    """Sign-in opens the namespace list; the user goes on before it has loaded. When its
+    data arrives at last, the page they are on stays (CI saw the list replace Review)."""
+    from playwright.sync_api import expect
+
+    (held,) = api.observe({"key": "user.employer", "value": "works at Initech", "source": "web"})
+    waiting: list[Any] = []
+    page.route("**/v1/namespaces", lambda route: waiting.append(route))
+    sign_in(page)
+    deadline = time.monotonic() + 10
+    while not waiting:  # the list's request, held by the route handler
+        assert time.monotonic() < deadline, "the namespace list was never requested"
+        page.wait_for_timeout(20)
+    page.goto(f"/ui/#/review?ns={api.ns}")
+    card = page.locator(f".review[data-id='{held['id']}']")
+    expect(card.locator(".reason")).to_contain_text("under quarantine_below")
+    with page.expect_response("**/v1/namespaces"):
+        waiting[0].continue_()
+    page.wait_for_load_state("networkidle")
+    expect(card.locator(".reason")).to_contain_text("under quarantine_below")
+    expect(page.locator("main h1")).to_have_text(f"Review in {api.ns}")

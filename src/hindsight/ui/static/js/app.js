@@ -15,6 +15,10 @@ const PAGES = { namespaces, memories, memory, review, recall, recalls, sessions,
 const main = document.getElementById("main");
 const errorBox = document.getElementById("error");
 let stopPage = null;
+// Each route() is one navigation; a page may only draw while its navigation is the latest.
+// A slow page (the namespace list, counting every memory) otherwise finished after the page
+// the user had gone on to, and replaced it.
+let generation = 0;
 
 export function showError(err) {
   if (!err) { errorBox.hidden = true; errorBox.textContent = ""; return; }
@@ -60,6 +64,7 @@ export function currentNamespace(p) {
 }
 
 async function route() {
+  const mine = ++generation;
   if (stopPage) { stopPage(); stopPage = null; }
   if (!key()) { signIn(); return; }
   const name = (location.hash.slice(2).split("?")[0] || "namespaces");
@@ -71,14 +76,19 @@ async function route() {
   }
   try {
     const who = await call("GET", "/v1/whoami");
+    if (mine !== generation) return;
     document.getElementById("who").replaceChildren(
       h("span", {}, `Signed in as ${who.name}`),
       h("button", { class: "plain", onclick: () => signOut() }, "Sign out"));
     showError(null);
     main.replaceChildren(h("p", { class: "muted" }, "Loading…"));
-    const ctx = { main, who, showError, currentNamespace };
-    stopPage = (await page.render(ctx)) || null;
+    const view = { replaceChildren: (...nodes) => { if (mine === generation) main.replaceChildren(...nodes); } };
+    const ctx = { main: view, who, showError, currentNamespace };
+    const stop = (await page.render(ctx)) || null;
+    if (mine === generation) stopPage = stop;
+    else if (stop) stop();
   } catch (err) {
+    if (mine !== generation) return;
     showError(err);
     if (err.status !== 401) main.replaceChildren();
   }
