@@ -394,8 +394,8 @@ def build(
     return data
 
 
-if __name__ == "__main__":
-    built = build()
+def show(built: Dataset) -> None:
+    """A set's size by question kind, its first turns and questions: to read it by eye."""
     kinds: dict[str, int] = {}
     for q in built.questions:
         kinds[q.kind] = kinds.get(q.kind, 0) + 1
@@ -404,3 +404,7 @@ if __name__ == "__main__":
         print(*observation)
     for q in built.questions[:20]:
         print(q)
+
+
+if __name__ == "__main__":
+    show(build())

@@ -12,7 +12,7 @@ time expressions (hindsight.text.timeexpr_cjk). Generated from a seed; no networ
 
 from __future__ import annotations
 
-from benchmarks.conversation_data import Event, Language, build
+from benchmarks.conversation_data import Event, Language, build, show
 from benchmarks.conversation_time import build_time
 from benchmarks.eval_set import Dataset
 
@@ -272,12 +272,4 @@ def build_zh_time(seed: int = 13, conversations: int = 10, sessions: int = 24) -
 
 
 if __name__ == "__main__":
-    built = build_zh()
-    kinds: dict[str, int] = {}
-    for q in built.questions:
-        kinds[q.kind] = kinds.get(q.kind, 0) + 1
-    print(len(built.observations), "turns,", len(built.questions), "questions", kinds)
-    for observation in built.observations[:30]:
-        print(*observation)
-    for q in built.questions[:20]:
-        print(q)
+    show(build_zh())

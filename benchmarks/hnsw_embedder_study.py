@@ -23,10 +23,12 @@ Nothing is written but the scratch tables.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import statistics
 import time
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -118,6 +120,20 @@ def embed(text: str, v: Variant) -> np.ndarray:
     else:
         vector /= norm
     return vector.astype(np.float16)
+
+
+@contextlib.contextmanager
+def study_connection(keep: Path | None) -> Iterator[psycopg.Connection]:
+    """A connection to the scratch database `hnsw_study` (tables of bare vectors, no
+    service schema), in the stores kept at `keep` or in fresh ones."""
+    with stores(keep) as s:
+        with psycopg.connect(s.server_url, autocommit=True) as c:
+            if not c.execute("SELECT 1 FROM pg_database WHERE datname = 'hnsw_study'").fetchone():
+                create_database(s.server_url, "hnsw_study", migrate_it=False)
+        with psycopg.connect(database_url(s.server_url, "hnsw_study"), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            register_vector(conn)
+            yield conn
 
 
 def load(conn: psycopg.Connection, table: str, vectors: np.ndarray) -> None:
@@ -216,30 +232,24 @@ def main() -> None:
         "| p50 ms | ratio |"
     )
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |", flush=True)
-    with stores(args.keep) as s:
-        with psycopg.connect(s.server_url, autocommit=True) as c:
-            if not c.execute("SELECT 1 FROM pg_database WHERE datname = 'hnsw_study'").fetchone():
-                create_database(s.server_url, "hnsw_study", migrate_it=False)
-        with psycopg.connect(database_url(s.server_url, "hnsw_study"), autocommit=True) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            register_vector(conn)
-            for name in args.variants.split(","):
-                v = VARIANTS[name]
-                vectors = np.stack([embed(t, v) for t in texts])
-                queries = np.stack([embed(t, v) for t in qtexts])
-                table = f"s_{args.corpus}_{name.replace('-', '_').replace('.', '')}"
-                load(conn, table, vectors)
-                dist, top = exact(vectors, queries)
-                for m, efc in graphs:
-                    took = build(conn, table, m, efc)
-                    for ef, strict, tied, p50 in measure(conn, table, queries, dist, top, efs):
-                        base_ms = base_ms or p50
-                        print(
-                            f"| {name} | {m}, {efc} | {took:.0f} | {ef} | {strict:.3f} | "
-                            f"{tied:.3f} | {p50:.2f} | {p50 / base_ms:.2f} |",
-                            flush=True,
-                        )
-                conn.execute(f"DROP TABLE {table}")
+    with study_connection(args.keep) as conn:
+        for name in args.variants.split(","):
+            v = VARIANTS[name]
+            vectors = np.stack([embed(t, v) for t in texts])
+            queries = np.stack([embed(t, v) for t in qtexts])
+            table = f"s_{args.corpus}_{name.replace('-', '_').replace('.', '')}"
+            load(conn, table, vectors)
+            dist, top = exact(vectors, queries)
+            for m, efc in graphs:
+                took = build(conn, table, m, efc)
+                for ef, strict, tied, p50 in measure(conn, table, queries, dist, top, efs):
+                    base_ms = base_ms or p50
+                    print(
+                        f"| {name} | {m}, {efc} | {took:.0f} | {ef} | {strict:.3f} | "
+                        f"{tied:.3f} | {p50:.2f} | {p50 / base_ms:.2f} |",
+                        flush=True,
+                    )
+            conn.execute(f"DROP TABLE {table}")
 
 
 if __name__ == "__main__":

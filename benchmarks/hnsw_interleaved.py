@@ -20,14 +20,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-import psycopg
 from pgvector import HalfVector
-from pgvector.psycopg import register_vector
-from tests.support.servers import create_database, database_url
 
 from benchmarks.corpora import CORPORA
-from benchmarks.hnsw_embedder_study import VARIANTS, build, embed, exact, load
-from benchmarks.stack import stores
+from benchmarks.hnsw_embedder_study import VARIANTS, build, embed, exact, load, study_connection
 from hindsight.text import memory_text
 
 
@@ -58,47 +54,41 @@ def main() -> None:
     )
     queries = np.stack([embed(t, v) for t in corpus.queries(args.queries)])
     _, top = exact(vectors, queries)
-    with stores(args.keep) as s:
-        with psycopg.connect(s.server_url, autocommit=True) as c:
-            if not c.execute("SELECT 1 FROM pg_database WHERE datname = 'hnsw_study'").fetchone():
-                create_database(s.server_url, "hnsw_study", migrate_it=False)
-        with psycopg.connect(database_url(s.server_url, "hnsw_study"), autocommit=True) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            register_vector(conn)
-            tables = {g: f"i_{args.corpus}_{g[0]}_{g[1]}" for g in graphs}
-            for g, table in tables.items():
-                load(conn, table, vectors)
-                print(
-                    f"{args.corpus}: built m {g[0]}, ef_construction {g[1]} in "
-                    f"{build(conn, table, *g):.0f} s",
-                    flush=True,
-                )
-            conn.execute("SET enable_seqscan = off")
-            times: dict = {c: [] for c in configs}
-            recall: dict = {c: [] for c in configs}
-            for round_ in range(args.rounds):
-                for qi, q in enumerate(queries):
-                    hv = HalfVector(q.astype(np.float32))
-                    for c in configs:
-                        graph, ef = c
-                        conn.execute(f"SET hnsw.ef_search = {ef}")
-                        sql = f"SELECT id FROM {tables[graph]} ORDER BY embedding <=> %s LIMIT 10"
-                        start = time.perf_counter()
-                        got = {r[0] for r in conn.execute(sql, (hv,)).fetchall()}
-                        times[c].append(time.perf_counter() - start)
-                        if round_ == 0:
-                            recall[c].append(len(got & set(top[qi].tolist())) / 10)
-            base = statistics.median(times[configs[0]])
-            print("| m, efc | ef_search | recall@10 | p50 ms | ratio |")
-            print("| --- | ---: | ---: | ---: | ---: |")
-            for c in configs:
-                p50 = statistics.median(times[c])
-                print(
-                    f"| {c[0][0]}, {c[0][1]} | {c[1]} | {statistics.fmean(recall[c]):.3f} "
-                    f"| {p50 * 1e3:.2f} | {p50 / base:.2f} |"
-                )
-            for table in tables.values():
-                conn.execute(f"DROP TABLE {table}")
+    with study_connection(args.keep) as conn:
+        tables = {g: f"i_{args.corpus}_{g[0]}_{g[1]}" for g in graphs}
+        for g, table in tables.items():
+            load(conn, table, vectors)
+            print(
+                f"{args.corpus}: built m {g[0]}, ef_construction {g[1]} in "
+                f"{build(conn, table, *g):.0f} s",
+                flush=True,
+            )
+        conn.execute("SET enable_seqscan = off")
+        times: dict = {c: [] for c in configs}
+        recall: dict = {c: [] for c in configs}
+        for round_ in range(args.rounds):
+            for qi, q in enumerate(queries):
+                hv = HalfVector(q.astype(np.float32))
+                for c in configs:
+                    graph, ef = c
+                    conn.execute(f"SET hnsw.ef_search = {ef}")
+                    sql = f"SELECT id FROM {tables[graph]} ORDER BY embedding <=> %s LIMIT 10"
+                    start = time.perf_counter()
+                    got = {r[0] for r in conn.execute(sql, (hv,)).fetchall()}
+                    times[c].append(time.perf_counter() - start)
+                    if round_ == 0:
+                        recall[c].append(len(got & set(top[qi].tolist())) / 10)
+        base = statistics.median(times[configs[0]])
+        print("| m, efc | ef_search | recall@10 | p50 ms | ratio |")
+        print("| --- | ---: | ---: | ---: | ---: |")
+        for c in configs:
+            p50 = statistics.median(times[c])
+            print(
+                f"| {c[0][0]}, {c[0][1]} | {c[1]} | {statistics.fmean(recall[c]):.3f} "
+                f"| {p50 * 1e3:.2f} | {p50 / base:.2f} |"
+            )
+        for table in tables.values():
+            conn.execute(f"DROP TABLE {table}")
 
 
 if __name__ == "__main__":
