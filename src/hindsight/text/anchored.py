@@ -41,18 +41,21 @@ _OFFSET = re.compile(
 )
 _SINCE = re.compile(rf"\b(?P<dir>since)\s+{_EVENT}", re.IGNORECASE)
 
-# the clause before the time words (lazy: the first 前 / 后 that a unit follows ends it)
-_CJK_EVENT = r"(?P<event>[^，。？！、；：,.?!;:\s]{2,}?)"
-_CJK_OFFSET = re.compile(
-    rf"{_CJK_EVENT}(?P<time>(?:之|以)?(?P<dir>前|后|後)[的の]?那?{cjk.COUNT}?{cjk.UNIT}"
-    r"(?:里|裡|内|內)?)"
-)
-_JA_OFFSET = re.compile(rf"{_CJK_EVENT}(?P<time>の{cjk.COUNT}?{cjk.UNIT}(?P<dir>前|後))")
-_JA_AFTER = re.compile(rf"{_CJK_EVENT}(?P<time>(?:て|で)から(?:の)?{cjk.COUNT}?{cjk.UNIT}(?:間)?)")
-_CJK_SINCE = re.compile(
-    rf"(?P<since>自从|自從){_CJK_EVENT}(?P<time>以来|以來|之后|之後|以后|以後|后|後)?"
-    rf"|{_CJK_EVENT.replace('event', 'event2')}(?P<time2>以来|以來|以降|(?:て|で)から)"
-)
+# Chinese and Japanese: the time words are found first, and the event is the clause next to
+# them (back to the previous punctuation mark, at most _CJK_EVENT_MAX characters). A pattern
+# that matched the event too had to try every start in a long unpunctuated query: 0.8 s for
+# 4,000 characters of Chinese.
+_CJK_EVENT_MAX = 40
+_CJK_BREAK = re.compile(r"[，。？！、；：,.?!;:\s]")
+_CJK_OFFSETS = [
+    re.compile(rf"(?:之|以)?(?P<dir>前|后|後)[的の]?那?{cjk.COUNT}?{cjk.UNIT}(?:里|裡|内|內)?"),
+    re.compile(rf"の{cjk.COUNT}?{cjk.UNIT}(?P<dir>前|後)"),
+    re.compile(rf"(?:て|で)から(?:の)?{cjk.COUNT}?{cjk.UNIT}(?:間)?"),
+]
+_CJK_SINCE_AFTER = re.compile(r"以来|以來|以降|(?:て|で)から")
+_CJK_SINCE_BEFORE = re.compile(r"自从|自從")
+# after 自从 <event>, what ends the event
+_CJK_SINCE_END = re.compile(r"以来|以來|之后|之後|以后|以後|后|後")
 _DIRECTIONS = {"前": "before", "后": "after", "後": "after"}
 
 
@@ -103,20 +106,34 @@ def find(text: str) -> Anchored | None:
     )
 
 
+def _clause_before(text: str, end: int) -> str:
+    start = max(0, end - _CJK_EVENT_MAX)
+    breaks = [m.end() for m in _CJK_BREAK.finditer(text, start, end)]
+    return text[breaks[-1] if breaks else start : end]
+
+
 def _find_cjk(text: str) -> Anchored | None:
-    for pattern in (_CJK_OFFSET, _JA_OFFSET, _JA_AFTER):
-        m = pattern.search(text)
-        if m is not None:
+    for pattern in _CJK_OFFSETS:
+        for m in pattern.finditer(text):
+            event = _clause_before(text, m.start())
+            if len(event) < 2:
+                continue
             count = cjk.number(m["count"])[0] if m["count"] else 1
-            direction = _DIRECTIONS.get(m.groupdict().get("dir") or "后", "after")
-            span = m.span("time")
-            return Anchored(
-                m["event"], count, cjk.UNITS[m["unit"]], direction, text[span[0] : span[1]], span
-            )
-    m = _CJK_SINCE.search(text)
-    if m is None:
-        return None
-    event, time = ("event", "time") if m["since"] else ("event2", "time2")
-    # the time word after the event, else 自从 before it
-    span = m.span(time) if m[time] else m.span("since")
-    return Anchored(m[event], 1, "", "since", text[span[0] : span[1]], span)
+            direction = _DIRECTIONS[m.groupdict().get("dir") or "后"]
+            return Anchored(event, count, cjk.UNITS[m["unit"]], direction, m[0], m.span())
+    since = _CJK_SINCE_BEFORE.search(text)
+    if since is not None:
+        clause = text[since.end() : since.end() + _CJK_EVENT_MAX]
+        stop = _CJK_BREAK.search(clause)
+        clause = clause[: stop.start()] if stop else clause
+        end = _CJK_SINCE_END.search(clause, 2)
+        event = clause[: end.start()] if end else clause
+        if len(event) >= 2:
+            # the time word after the event, else 自从 before it
+            span = (since.end() + end.start(), since.end() + end.end()) if end else since.span()
+            return Anchored(event, 1, "", "since", text[span[0] : span[1]], span)
+    for m in _CJK_SINCE_AFTER.finditer(text):
+        event = _clause_before(text, m.start())
+        if len(event) >= 2:
+            return Anchored(event, 1, "", "since", m[0], m.span())
+    return None
