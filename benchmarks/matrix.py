@@ -48,7 +48,7 @@ from hindsight.services.bulk_import import BulkImporter, parse_line
 from hindsight.stores.filters import MemoryFilter
 
 RESULTS = Path(__file__).resolve().parent / "results"
-TABLES = ("long_term_memory", "memory_access", "keyword_stats", "keyword_postings")
+TABLES = ("long_term_memory", "memory_access", "keyword_stats")
 # The targets for one worker on 2 cores (p50, p99 in ms) by corpus size.
 TARGETS = {100_000: (5.0, 20.0), 1_000_000: (10.0, None)}
 

@@ -28,7 +28,6 @@ BY_NAMESPACE = {
     "memory_access",
     "memory_history",
     "keyword_stats",
-    "keyword_postings",
     "recall_log",
     "working_sessions",
     "working_memory",

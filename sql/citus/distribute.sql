@@ -1,6 +1,6 @@
 -- Distribute Hindsight's tables over a Citus cluster by namespace.
 --
--- Run once, on the coordinator, on a database at schema revision 0021 or later
+-- Run once, on the coordinator, on a database at schema revision 0017 or later
 -- (`hindsight db upgrade`), after `CREATE EXTENSION citus;` and adding the workers:
 --
 --   psql "$COORDINATOR_URL" -v ON_ERROR_STOP=1 -f sql/citus/distribute.sql
@@ -15,7 +15,7 @@ BEGIN;
 -- 64 shards a table: several per worker, so the cluster can grow to 64 workers by moving
 -- shards (citus_rebalance_start) instead of re-sharding.
 SET LOCAL citus.shard_count = 64;
--- The history, keyword-statistics and postings triggers on long_term_memory must travel to its
+-- The history and keyword-statistics triggers on long_term_memory must travel to its
 -- shards (see README, "Moving to Citus": verify them on a staging cluster first).
 SET LOCAL citus.enable_unsafe_triggers = on;
 
@@ -36,7 +36,6 @@ SELECT create_distributed_table('long_term_memory', 'namespace');
 SELECT create_distributed_table('memory_access', 'namespace', colocate_with => 'long_term_memory');
 SELECT create_distributed_table('memory_history', 'namespace', colocate_with => 'long_term_memory');
 SELECT create_distributed_table('keyword_stats', 'namespace', colocate_with => 'long_term_memory');
-SELECT create_distributed_table('keyword_postings', 'namespace', colocate_with => 'long_term_memory');
 SELECT create_distributed_table('recall_log', 'namespace', colocate_with => 'long_term_memory');
 SELECT create_distributed_table('working_sessions', 'namespace', colocate_with => 'long_term_memory');
 -- after working_sessions: its foreign key (namespace, session_id) is co-located

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from pgvector.sqlalchemy import HALFVEC, SPARSEVEC
 from sqlalchemy import (
-    REAL,
     BigInteger,
     Boolean,
     CheckConstraint,
@@ -373,31 +372,6 @@ keyword_stats = Table(
 Index("ix_keyword_stats_namespace_term", keyword_stats.c.namespace, keyword_stats.c.term)
 # maintenance merges the rows added since its watermark
 Index("ix_keyword_stats_id", keyword_stats.c.id)
-
-# Kept by triggers on long_term_memory (migration 0021); the key carries the weight, so the
-# keyword arm reads a query term's postings index-only.
-keyword_postings = Table(
-    "keyword_postings",
-    metadata,
-    Column("namespace", Text, nullable=False, comment="Namespace of the memory."),
-    Column("term", Integer, nullable=False, comment="Term hash, as in keyword_terms."),
-    Column(
-        "memory_id",
-        UUID(as_uuid=True),
-        nullable=False,
-        comment="long_term_memory.id of the memory.",
-    ),
-    Column("weight", REAL, nullable=False, comment="The term's value in the memory's keywords."),
-    PrimaryKeyConstraint(
-        "namespace",
-        "term",
-        "memory_id",
-        name="pk_keyword_postings",
-        postgresql_include=["weight"],
-    ),
-    comment="One row per memory and term of its keywords, kept by triggers on "
-    "long_term_memory: the keyword arm's inverted index.",
-)
 
 working_sessions = Table(
     "working_sessions",

@@ -12,14 +12,13 @@ from typing import Any
 
 from hindsight.db.pool import Connection
 
-# Every table holding rows of a namespace, in the order a namespace is erased. History,
-# keyword statistics and postings go before the memories, so the receipt counts the rows
-# that were there (and the postings go by their key, not one memory at a time); what the
-# memories' triggers then write (tombstones, negative deltas) is swept after them.
+# Every table holding rows of a namespace, in the order a namespace is erased. History and
+# keyword statistics go before the memories, so the receipt counts the rows that were
+# there; what the memories' trigger then writes (tombstones, negative deltas) is swept
+# after them.
 NAMESPACE_TABLES = (
     "memory_history",
     "keyword_stats",
-    "keyword_postings",
     "long_term_memory",
     "recall_feedback",
     "recall_log",

@@ -61,16 +61,15 @@ arm AS (
 )
 """
 
-# The keyword arm of a large namespace reads the postings (keyword_postings, migration 0021)
-# of the query's rarest terms, up to a budget: the best BM25 matches nearly always hold a
-# rare term, and an HNSW graph over sparse vectors is a poor guide (0.54 of the exact top
-# 10 at 100k memories). The postings are read index-only and their weights summed per
-# memory; the rows of the best `pool` by that sum that pass the filters are read, in that
-# order, and scored on every query term. Before the table, every candidate's row was read
-# to score it, one heap page each: 5.9 of an 8.5 ms statement at 100k English sentences.
-# Scoring the best 200 instead of all finds 0.94 of the exact keyword top 10 there instead
-# of 0.98, and the ranked answers keep 0.99 of theirs (benchmarks/README, item 22). When
-# even the rarest term is too common for the budget, the sparse HNSW index answers.
+# The keyword arm of a large namespace reads the posting lists (GIN on keyword_terms) of the
+# query's rarest terms, up to a budget of postings, and scores those memories exactly. The
+# best BM25 matches nearly always hold a rare term, and an HNSW graph over sparse vectors is
+# a poor guide (measured at 100k memories: 0.54 of the exact top 10 at ef_search 40, against
+# 0.98 from 3,000 postings). When even the rarest term is too common for the budget, every
+# term is weak evidence and the sparse HNSW index answers instead. The postings are read
+# from the GIN index alone (OFFSET 0 keeps the namespace and filter conditions out of the
+# scan): given them, a generic plan ANDed the postings with the namespace index, reading
+# every id of the namespace (measured: all 8,000 of a test namespace).
 _SPARSE_ARM = """
 rare AS (
     SELECT array_agg(term) AS terms FROM (
@@ -79,30 +78,17 @@ rare AS (
     ) r
     WHERE postings <= %(budget)s
 ),
-hits AS (
-    SELECT p.memory_id AS id, sum(p.weight * q.w) AS partial
-    FROM keyword_postings p JOIN qweights q ON q.term = p.term
-    WHERE p.namespace = %(ns)s AND p.term = ANY((SELECT terms FROM rare)::int[])
-      AND (SELECT n FROM corpus) > %(exact_max)s
-    GROUP BY p.memory_id
-),
-pool AS (
-    SELECT m.id, m.keywords
-    FROM (SELECT * FROM hits ORDER BY partial DESC, id OFFSET 0) h
-    CROSS JOIN LATERAL (
-        SELECT m.id, m.keywords FROM long_term_memory m
-        WHERE m.namespace = %(ns)s AND m.id = h.id{filters} OFFSET 0
-    ) m
-    LIMIT %(pool)s
-),
 arm AS (
     (SELECT m.id FROM long_term_memory m
      WHERE m.namespace = %(ns)s{filters} AND (SELECT n FROM corpus) <= %(exact_max)s
        AND (SELECT v FROM qvec) IS NOT NULL AND m.keywords <#> (SELECT v FROM qvec) < 0
      ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)
     UNION ALL
-    (SELECT m.id FROM pool m
-     ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0, m.id LIMIT %(n)s)
+    (SELECT m.id FROM (
+         SELECT * FROM long_term_memory m WHERE m.keyword_terms && (SELECT terms FROM rare)
+         OFFSET 0) m
+     WHERE m.namespace = %(ns)s{filters} AND (SELECT n FROM corpus) > %(exact_max)s
+     ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)
     UNION ALL
     (SELECT m.id FROM long_term_memory m
      WHERE m.namespace = %(ns)s{filters} AND (SELECT n FROM corpus) > %(exact_max)s
@@ -138,9 +124,6 @@ SELECT m.* FROM arm CROSS JOIN LATERAL (
 ) m
 """
 
-POOL_MIN = 200
-POOL_PER_CANDIDATE = 5
-
 ARMS = {
     "vector": _QUERY_TERMS + _DENSE_ARM + _SCORED,
     "keyword": _QUERY_TERMS + _SPARSE_ARM + _SCORED,
@@ -173,8 +156,6 @@ class Search:
             "n": self.per_arm,
             "exact_max": self.exact_max,
             "budget": self.postings_budget,
-            # the rows read to score the rarest terms' best matches on every query term
-            "pool": max(POOL_MIN, POOL_PER_CANDIDATE * self.per_arm),
             "specificity": self.specificity,
         }
         sql = (
