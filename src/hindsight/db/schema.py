@@ -41,7 +41,11 @@ def keywords_index_sql() -> str:
 
 
 def keyword_terms_index_sql() -> str:
-    return f"CREATE INDEX {KEYWORD_TERMS_INDEX} ON long_term_memory USING gin (keyword_terms)"
+    # No pending list: every search would read it whole (migration 0021).
+    return (
+        f"CREATE INDEX {KEYWORD_TERMS_INDEX} ON long_term_memory USING gin (keyword_terms) "
+        "WITH (fastupdate = off)"
+    )
 
 
 # An HNSW graph node in pgvector's in-memory build: its vector (2 bytes a dimension as

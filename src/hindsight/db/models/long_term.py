@@ -213,6 +213,8 @@ Index(
     "ix_long_term_memory_keyword_terms",
     long_term_memory.c.keyword_terms,
     postgresql_using="gin",
+    # no pending list for every search to read (migration 0021)
+    postgresql_with={"fastupdate": "off"},
 )
 
 memory_history = Table(
