@@ -19,13 +19,20 @@ async def _configure(conn: Connection) -> None:
     await register_vector_async(conn)
 
 
+# A write's near-duplicate check and the retroactive merge look for one twin above a high
+# similarity (HINDSIGHT_DEDUP_THRESHOLD): pgvector's default breadth finds it, and a wider
+# walk would cost every new key of a large namespace its time.
+WRITE_EF_SEARCH = 40
+
+
 def _session_settings(settings: Settings, *, search: bool) -> str:
     # hnsw.* are set per connection so each recall stays one statement. relaxed_order lets
     # a filtered HNSW scan keep going until it has enough rows; we re-rank them anyway.
     # Parallel workers take milliseconds to start, more than any query here needs; the
     # planner would also start them for branches a one-time filter then skips.
+    ef_search = settings.hnsw_ef_search if search else WRITE_EF_SEARCH
     options = (
-        f"-c hnsw.ef_search={settings.hnsw_ef_search} "
+        f"-c hnsw.ef_search={ef_search} "
         "-c hnsw.iterative_scan=relaxed_order "
         "-c max_parallel_workers_per_gather=0 "
         "-c application_name=hindsight"
