@@ -202,8 +202,9 @@ class Settings(BaseSettings):
         description="Namespaces up to this many memories are searched exactly, not by HNSW.",
     )
     # 100, not pgvector's 40: on one namespace of 100k memories the vector arm then finds
-    # 0.967 of the exact top 10 (English sentences, built-in embedder; 0.937 at 40) and
-    # recall's two statements take +0-1.0 ms at p50 (benchmarks/README.md item 24)
+    # 0.967 of the exact top 10 (English sentences, built-in embedder; 0.937 at 40) for
+    # +0-1.0 ms of recall's two statements at p50, +2.1 ms at 1M (benchmarks/README.md
+    # item 24); 40 gives that time back
     hnsw_ef_search: int = Field(
         default=100,
         ge=1,
