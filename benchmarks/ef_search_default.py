@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from tests.support.servers import database_url
 
 from benchmarks.corpora import CORPORA
 from benchmarks.matrix import namespace_of
-from benchmarks.perf import hnsw_quality, search_of
+from benchmarks.perf import hnsw_quality, search_of, summary
 from benchmarks.stack import stores
 from hindsight.config import Settings
 from hindsight.db.pool import Connection, open_pool
@@ -44,7 +43,7 @@ async def timed(pool: Pool, search: search_store.Search, arms: tuple[str, ...]) 
 
     start = time.perf_counter()
     await asyncio.gather(*(arm(a) for a in arms))
-    return (time.perf_counter() - start) * 1000
+    return time.perf_counter() - start
 
 
 async def latencies(url: str, queries: list[tuple[str, str]], efs: list[int]) -> dict[int, Any]:
@@ -70,14 +69,11 @@ async def latencies(url: str, queries: list[tuple[str, str]], efs: list[int]) ->
     for pool in pools.values():
         await pool.close()
 
-    def pct(xs: list[float], q: float) -> float:
-        return round(sorted(xs)[int(q * (len(xs) - 1))], 2)
-
     return {
         ef: {
-            "both p50": round(statistics.median(both[ef]), 2),
-            "both p95": pct(both[ef], 0.95),
-            "vector p50": round(statistics.median(vector[ef]), 2),
+            "both p50": summary(both[ef])["p50"],
+            "both p95": summary(both[ef])["p95"],
+            "vector p50": summary(vector[ef])["p50"],
         }
         for ef in efs
     }
