@@ -16,6 +16,7 @@ from pgvector import HalfVector, SparseVector
 from psycopg.types.json import Jsonb
 
 from hindsight.db.pool import Connection
+from hindsight.stores.arrays import array_literal
 from hindsight.stores.filters import MemoryFilter, filter_sql
 
 _ACCESS = "FROM memory_access a WHERE a.namespace = m.namespace AND a.memory_id = m.id"
@@ -113,20 +114,6 @@ RETURNING t.id, t.mem_key AS key, (t.xmax = 0) AS created, t.confidence::float8 
 """
 
 
-def _array_literal(values: list[Any]) -> str:
-    """A Postgres array literal; used to pass arrays of arrays through unnest()."""
-    if not values:
-        return "{}"
-    parts = []
-    for v in values:
-        if isinstance(v, int):
-            parts.append(str(v))
-        else:
-            s = str(v).replace("\\", "\\\\").replace('"', '\\"')
-            parts.append(f'"{s}"')
-    return "{" + ",".join(parts) + "}"
-
-
 async def observe(
     conn: Connection, namespace: str, claims: list[NewClaim], *, actor: str, step: float
 ) -> list[dict[str, Any]]:
@@ -145,11 +132,11 @@ async def observe(
         "embeddings": [c.embedding for c in claims],
         "keywords": [c.keywords for c in claims],
         # unnest() flattens multi-dimensional arrays, so per-row arrays travel as literals
-        "terms": [_array_literal(c.keyword_terms) for c in claims],
+        "terms": [array_literal(c.keyword_terms) for c in claims],
         "confidences": [c.confidence for c in claims],
         "importances": [c.importance for c in claims],
         "sources": [c.source for c in claims],
-        "tags": [_array_literal(c.tags) for c in claims],
+        "tags": [array_literal(c.tags) for c in claims],
         "metadata": [Jsonb(c.metadata) for c in claims],
         "verified": [c.verified for c in claims],
         "permanent": [c.permanent for c in claims],

@@ -15,7 +15,8 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from hindsight.db.pool import Connection
-from hindsight.stores.memories import MEMORY_COLUMNS, NewClaim, _array_literal
+from hindsight.stores.arrays import array_literal
+from hindsight.stores.memories import MEMORY_COLUMNS, NewClaim
 
 _SET = (
     "SELECT set_config('hindsight.actor', %s, true), set_config('hindsight.reason', %s, true), "
@@ -93,11 +94,11 @@ async def hold(
                 claim.memory_type,
                 claim.embedding,
                 claim.keywords,
-                _array_literal(claim.keyword_terms),
+                array_literal(claim.keyword_terms),
                 claim.confidence,
                 claim.importance,
                 claim.source,
-                _array_literal(claim.tags),
+                array_literal(claim.tags),
                 Jsonb(claim.metadata),
                 claim.verified,
                 claim.permanent,

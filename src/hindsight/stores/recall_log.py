@@ -10,6 +10,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from hindsight.db.pool import Connection
+from hindsight.stores.arrays import array_literal
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ async def insert_many(conn: Connection, entries: list[RecallEntry]) -> None:
         await cur.executemany(
             "INSERT INTO recall_log (id, namespace, query, k, filters, result_ids, scores, "
             "results, actor, duration_ms, created_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "VALUES (%s, %s, %s, %s, %s, %s::uuid[], %s::float8[], %s, %s, %s, %s) "
             "ON CONFLICT (namespace, id) DO NOTHING",
             [
                 (
@@ -47,8 +48,8 @@ async def insert_many(conn: Connection, entries: list[RecallEntry]) -> None:
                     e.query,
                     e.k,
                     Jsonb(e.filters),
-                    e.result_ids,
-                    e.scores,
+                    array_literal(e.result_ids),
+                    array_literal(e.scores),
                     Jsonb(e.results),
                     e.actor,
                     e.duration_ms,

@@ -9,6 +9,7 @@ from typing import Any
 from pgvector import HalfVector
 
 from hindsight.db.pool import Connection
+from hindsight.stores.arrays import array_literal
 from hindsight.stores.filters import MemoryFilter, filter_sql
 from hindsight.stores.memories import MEMORY_COLUMNS, NewClaim
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS
@@ -149,9 +150,9 @@ class Search:
     def statement(self, arm: str) -> tuple[str, dict[str, Any]]:
         params: dict[str, Any] = {
             "ns": self.namespace,
-            "terms": self.terms,
-            "terms0": [*self.terms, 0],
-            "qtf": self.term_counts,
+            "terms": array_literal(self.terms),
+            "terms0": array_literal([*self.terms, 0]),
+            "qtf": array_literal(self.term_counts),
             "qvec": self.query_vector,
             "n": self.per_arm,
             "exact_max": self.exact_max,
