@@ -3,14 +3,17 @@ ranking's lifecycle factors."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from hindsight.db.pool import open_pool
 from hindsight.retrieval.factors import LifecycleFactors, lifecycle_terms
 from hindsight.retrieval.ranking import RankingConfig, rank
-from tests.conftest import Api
+from hindsight.services.policy import PolicyService
+from tests.conftest import Api, make_settings
 from tests.support.lifecycle import sql
 from tests.support.servers import ThreadServer
 from tests.test_mcp import call, over_http, run
@@ -173,3 +176,66 @@ def test_recency_and_importance_factors_multiply_the_score() -> None:
     assert [r.components["status"] for r in ranked] == ["active", "cold"]
     assert ranked[1].components["tier_weight"] == 0.5
     assert all(r.components["recency_factor"] == 1.0 for r in ranked)
+
+
+def test_cached_policies_hold_until_any_policy_changes_then_every_change_is_seen(
+    fresh_db: str,
+) -> None:
+    """A process reads the policies' version once per ttl, not each namespace's policy:
+    unchanged policies are served without the database, and a change made anywhere (here
+    an operator in psql) is seen within the ttl, as is a deleted policy."""
+    settings = make_settings()
+    names = [f"p{i}" for i in range(20)]
+    sql(
+        fresh_db,
+        "INSERT INTO namespace_policy (namespace, policy, updated_by) "
+        "VALUES ('p0', '{\"capacity\": {\"max_active_memories\": 7}}', 'test')",
+    )
+
+    async def scenario() -> None:
+        now = [0.0]
+        pool = await open_pool(settings, fresh_db)
+        policies = PolicyService(settings, pool, ttl=5.0, clock=lambda: now[0])
+        try:
+            for name in names:
+                await policies.get(name)
+            assert (await policies.get("p0")).model_dump()["capacity"]["max_active_memories"] == 7
+
+            # past the ttl, nothing changed: one read of the version, then every
+            # namespace from the cache
+            now[0] += 6
+            await policies.get("p1")
+            await pool.close()
+            for name in names:
+                await policies.get(name)
+        finally:
+            await pool.close()
+
+        pool = await open_pool(settings, fresh_db)
+        policies = PolicyService(settings, pool, ttl=5.0, clock=lambda: now[0])
+
+        async def cap(name: str) -> int | None:
+            capacity = (await policies.get(name)).capacity
+            assert capacity is not None
+            return capacity.max_active_memories
+
+        try:
+            assert await cap("p0") == 7
+            sql(
+                fresh_db,
+                "UPDATE namespace_policy SET policy = "
+                "'{\"capacity\": {\"max_active_memories\": 9}}' WHERE namespace = 'p0'",
+            )
+            # within the ttl the cache answers; past it the change is seen
+            assert await cap("p0") == 7
+            now[0] += 6
+            assert await cap("p0") == 9
+
+            sql(fresh_db, "DELETE FROM namespace_policy WHERE namespace = 'p0'")
+            now[0] += 6
+            default = settings.namespace_capacity
+            assert await cap("p0") == default
+        finally:
+            await pool.close()
+
+    asyncio.run(scenario())

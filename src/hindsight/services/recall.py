@@ -266,7 +266,7 @@ class RecallService:
         return Searched(ranked, skipped)
 
     async def factors(self, namespace: str, window: TimeWindow | None = None) -> LifecycleFactors:
-        """The namespace policy's ranking terms (cached for a few seconds per process), with
+        """The namespace policy's ranking terms (cached per process, see PolicyService), with
         the time window the query named, if any."""
         policy = await self._policies.get(namespace)
         ranking, trust = policy.ranking, policy.trust

@@ -33,7 +33,7 @@ def redactor_for(settings: Settings) -> Redactor:
 
 
 async def scrubber(policies: PolicyService, namespace: str) -> Scrubber:
-    """A scrubber with the namespace's redaction policy (cached for a few seconds)."""
+    """A scrubber with the namespace's redaction policy (cached, see PolicyService)."""
     policy = (await policies.get(namespace)).redaction
     assert policy is not None
     return Scrubber(policy)

@@ -17,6 +17,14 @@ async def get(conn: Connection, namespace: str) -> dict[str, Any] | None:
     return None if row is None else dict(row["policy"])
 
 
+async def version(conn: Connection) -> str | None:
+    """The policies' version: migration 0022's trigger moves it with every change to them,
+    in the changing transaction. None if the row is missing (then nothing can be cached)."""
+    cur = await conn.execute("SELECT value FROM hindsight_meta WHERE name = 'policy_version'")
+    row = await cur.fetchone()
+    return None if row is None else str(row["value"])
+
+
 async def put(conn: Connection, namespace: str, policy: dict[str, Any], *, actor: str) -> None:
     await conn.execute(
         "INSERT INTO namespace_policy (namespace, policy, updated_by) VALUES (%s, %s, %s) "
