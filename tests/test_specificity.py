@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import Api, make_settings
+from tests.support.lifecycle import sql
 from tests.support.servers import ThreadServer
+from tests.test_replicas import poll
 
 SMALL_TALK = [
     "that's so cool Mia!",
@@ -74,3 +76,56 @@ def test_a_short_fact_stays_specific(api: Api) -> None:
     assert results[0]["key"] == "user.name"
     specific = {r["key"]: r["components"]["specificity"] for r in results}
     assert specific["user.name"] == max(specific.values())
+
+
+def test_recall_keeps_each_specificity_and_reads_it_back_while_it_holds(
+    api: Api, migrated: str
+) -> None:
+    """What recall computed is kept beside the access counts and read back (an operator's
+    edit in psql shows through), until the memory changes or its namespace grows by more
+    than a quarter; then it is computed again."""
+    api.observe(*dialogue())
+    first = {r["key"]: r for r in api.recall("what did Mia do?", k=25)["results"]}
+    said = first["D5:1"]
+
+    def kept(key: str) -> float | None:
+        rows = sql(
+            migrated,
+            "SELECT a.specificity FROM memory_access a JOIN long_term_memory m "
+            "ON m.namespace = a.namespace AND m.id = a.memory_id "
+            "WHERE m.namespace = %s AND m.mem_key = %s AND m.status = 'active'",
+            api.ns,
+            key,
+        )
+        return rows[0][0] if rows else None
+
+    poll(lambda: kept("D5:1") is not None, "the specificities to be kept")
+    assert kept("D5:1") == pytest.approx(said["components"]["specificity"], abs=1e-6)
+
+    def pretend(key: str, value: float) -> None:
+        sql(
+            migrated,
+            "UPDATE memory_access a SET specificity = %s FROM long_term_memory m "
+            "WHERE m.namespace = a.namespace AND m.id = a.memory_id "
+            "AND m.namespace = %s AND m.mem_key = %s",
+            value,
+            api.ns,
+            key,
+        )
+
+    def specificity(key: str) -> float:
+        results = api.recall("what did Mia do?", k=40)["results"]
+        return float(next(r for r in results if r["key"] == key)["components"]["specificity"])
+
+    pretend("D5:1", 0.01)
+    assert specificity("D5:1") == pytest.approx(0.01)
+
+    # the memory changed: computed again from its new words
+    api.observe({"key": "D5:1", "value": SAID + " and then dug up the garden"})
+    assert specificity("D5:1") != pytest.approx(0.01)
+
+    # the namespace grew from 25 memories to 35: every IDF moved, so computed again
+    pretend("D1:1", 0.01)
+    assert specificity("D1:1") == pytest.approx(0.01)
+    api.observe(*({"key": f"more.{i}", "value": f"Mia went hiking trip {i}"} for i in range(10)))
+    assert specificity("D1:1") != pytest.approx(0.01)

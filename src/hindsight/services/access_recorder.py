@@ -10,6 +10,10 @@ While PostgreSQL is unreachable the pending data waits, within a bound (the olde
 entries, and counts for memories not yet pending, are dropped beyond it, with a log line).
 A batch the database refuses is split until the entry it refuses is found; that one is
 dropped with a log line, so it cannot hold back everything recorded after it.
+
+The specificities recall computed are written here too, in their own transaction after
+the rest: they are a cache (stores.search), so a batch that fails is dropped and the next
+recall of those memories computes them again.
 """
 
 from __future__ import annotations
@@ -25,13 +29,20 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight.background import BackgroundLoop
 from hindsight.db.pool import Connection
-from hindsight.stores import lifecycle as lifecycle_store, memories as memory_store, recall_log
+from hindsight.stores import (
+    lifecycle as lifecycle_store,
+    memories as memory_store,
+    recall_log,
+    specificity as specificity_store,
+)
 from hindsight.stores.recall_log import RecallEntry
+from hindsight.stores.specificity import Specificities
 
 log = logging.getLogger(__name__)
 
 MAX_PENDING_ENTRIES = 10_000
 MAX_PENDING_COUNTS = 100_000
+MAX_PENDING_SPECIFICITIES = 100_000
 
 # by (namespace, memory id): the access table's key leads with the namespace
 _Counts = dict[tuple[str, uuid.UUID], tuple[int, datetime]]
@@ -55,6 +66,7 @@ class AccessRecorder(BackgroundLoop):
         self._max_counts = max_counts
         self._counts: _Counts = {}
         self._entries: deque[RecallEntry] = deque()
+        self._specificities: Specificities = {}
         self._dropped_entries = 0
         self._dropped_counts = 0
         self._wake = asyncio.Event()
@@ -65,6 +77,14 @@ class AccessRecorder(BackgroundLoop):
         self._merge_counts({(entry.namespace, i): (1, entry.created_at) for i in entry.result_ids})
         self._entries.append(entry)
         self._trim()
+        self._wake.set()
+
+    def keep_specificities(self, found: Specificities) -> None:
+        """Specificities recall computed, for the next recall of those memories to read."""
+        for key, value in found.items():
+            if len(self._specificities) >= MAX_PENDING_SPECIFICITIES:
+                break  # a cache: the next recall computes the rest again
+            self._specificities[key] = value
         self._wake.set()
 
     @property
@@ -110,7 +130,7 @@ class AccessRecorder(BackgroundLoop):
 
     async def flush(self) -> None:
         async with self._flush_lock:
-            if not self._entries and not self._counts:
+            if not self._entries and not self._counts and not self._specificities:
                 return
             counts, entries = self._counts, list(self._entries)
             self._counts, self._entries = {}, deque()
@@ -132,6 +152,18 @@ class AccessRecorder(BackgroundLoop):
                     self._put_back([(part_counts, part_entries), *todo])
                     raise
             self._report_drops()
+            await self._write_specificities()
+
+    async def _write_specificities(self) -> None:
+        found, self._specificities = self._specificities, {}
+        if not found:
+            return
+        try:
+            async with self._pool.connection() as conn, conn.transaction():
+                await recall_log.relax_commit(conn)
+                await specificity_store.remember(conn, found)
+        except Exception as exc:
+            log.warning("not kept: %d specificities (%s)", len(found), type(exc).__name__)
 
     async def _write(self, counts: _Counts, entries: list[RecallEntry]) -> None:
         async with self._pool.connection() as conn, conn.transaction():

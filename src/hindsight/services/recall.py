@@ -40,6 +40,7 @@ from hindsight.services.redaction import scrubber
 from hindsight.stores import recall_log, search as store
 from hindsight.stores.filters import MemoryFilter
 from hindsight.stores.recall_log import RecallEntry
+from hindsight.stores.specificity import Specificities
 from hindsight.text import anchored, timeexpr
 from hindsight.text.timeexpr import TimeWindow
 
@@ -248,6 +249,7 @@ class RecallService:
                 asyncio.gather(*(self._arm(s, arm) for arm in arms for s in searches)),
                 self.factors(namespace, window),
             )
+        self._keep_specificities(namespace, found)
         n = len(searches)
         by_arm = {
             arm: [row for rows in found[i * n : (i + 1) * n] for row in rows]
@@ -264,6 +266,22 @@ class RecallService:
         rows = merge_arms(by_vector, by_keyword)
         ranked = rank(rows, ranking, request.k, request.min_relevance, factors)
         return Searched(ranked, skipped)
+
+    def _keep_specificities(self, namespace: str, found: list[list[dict[str, Any]]]) -> None:
+        """The specificities the statements computed (not read back), for the recorder to
+        store: the next recall of those memories reads them instead (stores.search)."""
+        fresh: Specificities = {}
+        for rows in found:
+            for row in rows:
+                corpus_n = row.pop("corpus_n")
+                if row.pop("specificity_new") and row["specificity"] is not None:
+                    fresh[(namespace, row["id"])] = (
+                        row["specificity"],
+                        corpus_n,
+                        row["updated_at"],
+                    )
+        if fresh:
+            self._recorder.keep_specificities(fresh)
 
     async def factors(self, namespace: str, window: TimeWindow | None = None) -> LifecycleFactors:
         """The namespace policy's ranking terms (cached per process, see PolicyService), with

@@ -83,6 +83,22 @@ memory_access = Table(
         comment="Times feedback said a returned memory went unused.",
     ),
     _timestamp("last_used", "Last time feedback said it was used.", nullable=True, default=False),
+    Column(
+        "specificity",
+        Float,
+        comment="The memory's specificity as recall last computed it (0..1).",
+    ),
+    Column(
+        "specificity_n",
+        BigInteger,
+        comment="How many memories its namespace held when the specificity was computed.",
+    ),
+    _timestamp(
+        "specificity_of",
+        "The memory's updated_at when the specificity was computed.",
+        nullable=True,
+        default=False,
+    ),
     PrimaryKeyConstraint("namespace", "memory_id", name="pk_memory_access"),
     comment="Recall counts, apart from the memories: a recall then rewrites a narrow row "
     "here instead of a memory row with its vectors.",

@@ -1,0 +1,37 @@
+"""SQL that keeps the specificities recall computed (read back by stores.search)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from hindsight.db.pool import Connection
+
+# by (namespace, memory id): (specificity, the namespace's size then, the memory's updated_at)
+Specificities = dict[tuple[str, uuid.UUID], tuple[float, int, datetime]]
+
+
+async def remember(conn: Connection, found: Specificities) -> None:
+    """Store each memory's specificity beside its access counts; sorted so concurrent
+    flushers lock rows in one order, and memories deleted since skipped."""
+    keys = sorted(found)
+    await conn.execute(
+        "INSERT INTO memory_access AS a "
+        "(namespace, memory_id, specificity, specificity_n, specificity_of) "
+        "SELECT d.ns, d.id, d.s, d.n, d.of "
+        "FROM unnest(%s::text[], %s::uuid[], %s::float8[], %s::bigint[], %s::timestamptz[]) "
+        "AS d(ns, id, s, n, of) "
+        "WHERE EXISTS (SELECT 1 FROM long_term_memory m "
+        "WHERE m.namespace = d.ns AND m.id = d.id) "
+        "ORDER BY d.ns, d.id "
+        "ON CONFLICT (namespace, memory_id) DO UPDATE SET "
+        "specificity = excluded.specificity, specificity_n = excluded.specificity_n, "
+        "specificity_of = excluded.specificity_of",
+        (
+            [ns for ns, _ in keys],
+            [memory_id for _, memory_id in keys],
+            [found[k][0] for k in keys],
+            [found[k][1] for k in keys],
+            [found[k][2] for k in keys],
+        ),
+    )
