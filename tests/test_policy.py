@@ -12,7 +12,7 @@ from typing import Any
 from hindsight.db.pool import open_pool
 from hindsight.retrieval.factors import LifecycleFactors, lifecycle_terms
 from hindsight.retrieval.ranking import RankingConfig, rank
-from hindsight.services.policy import PolicyService
+from hindsight.services.policy import Policy, PolicyService
 from tests.conftest import Api, make_settings
 from tests.support.lifecycle import sql
 from tests.support.servers import ThreadServer
@@ -178,12 +178,13 @@ def test_recency_and_importance_factors_multiply_the_score() -> None:
     assert all(r.components["recency_factor"] == 1.0 for r in ranked)
 
 
-def test_cached_policies_hold_until_any_policy_changes_then_every_change_is_seen(
+def test_cached_policies_hold_until_a_policy_changes_and_every_change_is_seen(
     fresh_db: str,
 ) -> None:
     """A process reads the policies' version once per ttl, not each namespace's policy:
-    unchanged policies are served without the database, and a change made anywhere (here
-    an operator in psql) is seen within the ttl, as is a deleted policy."""
+    unchanged policies are served without the database. A PUT by another process moves
+    the version and is seen within the ttl; a change made around the service (an
+    operator in psql), a deletion included, once the cached policy is max_age old."""
     settings = make_settings()
     names = [f"p{i}" for i in range(20)]
     sql(
@@ -191,16 +192,23 @@ def test_cached_policies_hold_until_any_policy_changes_then_every_change_is_seen
         "INSERT INTO namespace_policy (namespace, policy, updated_by) "
         "VALUES ('p0', '{\"capacity\": {\"max_active_memories\": 7}}', 'test')",
     )
+    now = [0.0]
+
+    def policies_on(pool: Any) -> PolicyService:
+        return PolicyService(settings, pool, ttl=5.0, clock=lambda: now[0], max_age=60.0)
+
+    async def cap(policies: PolicyService, name: str = "p0") -> int | None:
+        capacity = (await policies.get(name)).capacity
+        assert capacity is not None
+        return capacity.max_active_memories
 
     async def scenario() -> None:
-        now = [0.0]
         pool = await open_pool(settings, fresh_db)
-        policies = PolicyService(settings, pool, ttl=5.0, clock=lambda: now[0])
+        policies = policies_on(pool)
         try:
             for name in names:
                 await policies.get(name)
-            assert (await policies.get("p0")).model_dump()["capacity"]["max_active_memories"] == 7
-
+            assert await cap(policies) == 7
             # past the ttl, nothing changed: one read of the version, then every
             # namespace from the cache
             now[0] += 6
@@ -211,31 +219,33 @@ def test_cached_policies_hold_until_any_policy_changes_then_every_change_is_seen
         finally:
             await pool.close()
 
-        pool = await open_pool(settings, fresh_db)
-        policies = PolicyService(settings, pool, ttl=5.0, clock=lambda: now[0])
-
-        async def cap(name: str) -> int | None:
-            capacity = (await policies.get(name)).capacity
-            assert capacity is not None
-            return capacity.max_active_memories
-
+        here, there = await open_pool(settings, fresh_db), await open_pool(settings, fresh_db)
+        mine, other = policies_on(here), policies_on(there)
         try:
-            assert await cap("p0") == 7
+            assert await cap(mine) == 7 and await cap(other) == 7
+            await other.put(
+                "p0", Policy.model_validate({"capacity": {"max_active_memories": 9}}), actor="t"
+            )
+            assert await cap(other) == 9  # at once where it was made
+            assert await cap(mine) == 7  # within the ttl, the cache answers
+            now[0] += 6
+            assert await cap(mine) == 9  # past it, the version moved
+
             sql(
                 fresh_db,
                 "UPDATE namespace_policy SET policy = "
-                "'{\"capacity\": {\"max_active_memories\": 9}}' WHERE namespace = 'p0'",
+                "'{\"capacity\": {\"max_active_memories\": 11}}' WHERE namespace = 'p0'",
             )
-            # within the ttl the cache answers; past it the change is seen
-            assert await cap("p0") == 7
             now[0] += 6
-            assert await cap("p0") == 9
+            assert await cap(mine) == 9  # nothing moved the version
+            now[0] += 60
+            assert await cap(mine) == 11  # the cached policy was too old
 
             sql(fresh_db, "DELETE FROM namespace_policy WHERE namespace = 'p0'")
-            now[0] += 6
-            default = settings.namespace_capacity
-            assert await cap("p0") == default
+            now[0] += 61
+            assert await cap(mine) == settings.namespace_capacity
         finally:
-            await pool.close()
+            await here.close()
+            await there.close()
 
     asyncio.run(scenario())

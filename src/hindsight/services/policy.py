@@ -221,10 +221,12 @@ def effective(settings: Settings, stored: dict[str, Any]) -> Policy:
 
 class PolicyService:
     """Policies are cached per process: recall and every write read one. The cache holds
-    while the policies' version (migration 0022: moved by every change, in its transaction)
-    stays where it was, and the version is read again at most every `ttl` seconds: one
-    round trip per process every `ttl` seconds instead of one per namespace. A PUT is seen
-    at once by this process and within `ttl` seconds by other replicas."""
+    while the policies' version (migration 0022), which the service moves with every
+    change it makes, stays where it was, and the version is read again at most every
+    `ttl` seconds: one round trip per process every `ttl` seconds instead of one per
+    namespace. A PUT is seen at once by this process and within `ttl` seconds by other
+    replicas; a change made around the service (psql) once the cached policy is
+    `max_age` seconds old."""
 
     def __init__(
         self,
@@ -232,15 +234,18 @@ class PolicyService:
         pool: AsyncConnectionPool[Connection],
         ttl: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
+        max_age: float = 60.0,
     ) -> None:
         self._settings = settings
         self._pool = pool
         self._ttl = ttl
+        self._max_age = max_age
         self._clock = clock
-        # namespace -> (the version it was read at, its policy)
-        self._cache: dict[str, tuple[str | None, Policy]] = {}
+        # namespace -> (the version it was read at, when, its policy)
+        self._cache: dict[str, tuple[str, float, Policy]] = {}
         self._version: str | None = None  # None: not read yet, or no version row
         self._checked = -math.inf
+        self._puts = 0  # PUTs by this process: a read that started before one is stale
         self._defaults: Policy | None = None
 
     async def _current_version(self) -> str | None:
@@ -260,24 +265,27 @@ class PolicyService:
             self._defaults = effective(self._settings, {})
         return self._defaults
 
-    def _remember(self, namespace: str, version: str | None, policy: Policy) -> None:
+    def _remember(self, namespace: str, version: str | None, at: float, policy: Policy) -> None:
         # read at an older version than the one now known: it may predate a change
         if version is None or version != self._version:
             return
         if len(self._cache) > 10_000:
             self._cache.clear()
-        self._cache[namespace] = (version, policy)
+        self._cache[namespace] = (version, at, policy)
 
     async def get(self, namespace: str) -> Policy:
         version = await self._current_version()
+        now = self._clock()
         hit = self._cache.get(namespace)
-        if hit is not None and version is not None and hit[0] == version:
-            return hit[1]
+        if hit is not None and hit[0] == version and now - hit[1] < self._max_age:
+            return hit[2]
+        puts = self._puts
         # read after the version: at least as new as what the version says
         async with self._pool.connection() as conn:
             stored = await store.get(conn, namespace)
         policy = self._effective(stored)
-        self._remember(namespace, version, policy)
+        if puts == self._puts:  # else a PUT here may have landed after the read
+            self._remember(namespace, version, now, policy)
         return policy
 
     async def put(self, namespace: str, document: Policy, *, actor: str) -> Policy:
@@ -287,6 +295,7 @@ class PolicyService:
         policy = effective(self._settings, own)
         async with self._pool.connection() as conn:
             await store.put(conn, namespace, own, actor=actor)
+        self._puts += 1
         # seen at once here; the version it moved empties the cache at the next check
-        self._remember(namespace, self._version, policy)
+        self._remember(namespace, self._version, self._clock(), policy)
         return policy

@@ -11,6 +11,7 @@ import uuid
 from typing import Any
 
 from hindsight.db.pool import Connection
+from hindsight.stores import policies
 
 # Every table holding rows of a namespace, in the order a namespace is erased. History and
 # keyword statistics go before the memories, so the receipt counts the rows that were
@@ -122,4 +123,6 @@ async def erase_namespace(conn: Connection, namespace: str, *, actor: str) -> di
         counts[table] = cur.rowcount
     for table in ("memory_history", "keyword_stats"):  # written by the deletion itself
         await conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (namespace,))
+    if counts["namespace_policy"]:
+        await policies.bump_version(conn)
     return counts

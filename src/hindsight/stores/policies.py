@@ -18,17 +18,26 @@ async def get(conn: Connection, namespace: str) -> dict[str, Any] | None:
 
 
 async def version(conn: Connection) -> str | None:
-    """The policies' version: migration 0022's trigger moves it with every change to them,
-    in the changing transaction. None if the row is missing (then nothing can be cached)."""
+    """The policies' version (migration 0022), moved by every change the service makes to
+    them, in the changing transaction. None if the row is missing (then nothing is cached)."""
     cur = await conn.execute("SELECT value FROM hindsight_meta WHERE name = 'policy_version'")
     row = await cur.fetchone()
     return None if row is None else str(row["value"])
 
 
-async def put(conn: Connection, namespace: str, policy: dict[str, Any], *, actor: str) -> None:
+async def bump_version(conn: Connection) -> None:
+    """Call in the transaction that changes a policy: other processes then drop theirs."""
     await conn.execute(
-        "INSERT INTO namespace_policy (namespace, policy, updated_by) VALUES (%s, %s, %s) "
-        "ON CONFLICT (namespace) DO UPDATE SET policy = excluded.policy, "
-        "updated_by = excluded.updated_by, updated_at = now()",
-        (namespace, Jsonb(policy), actor),
+        "UPDATE hindsight_meta SET value = (value::bigint + 1)::text WHERE name = 'policy_version'"
     )
+
+
+async def put(conn: Connection, namespace: str, policy: dict[str, Any], *, actor: str) -> None:
+    async with conn.transaction():
+        await conn.execute(
+            "INSERT INTO namespace_policy (namespace, policy, updated_by) VALUES (%s, %s, %s) "
+            "ON CONFLICT (namespace) DO UPDATE SET policy = excluded.policy, "
+            "updated_by = excluded.updated_by, updated_at = now()",
+            (namespace, Jsonb(policy), actor),
+        )
+        await bump_version(conn)
