@@ -82,8 +82,8 @@ def test_recall_keeps_each_specificity_and_reads_it_back_while_it_holds(
     api: Api, migrated: str
 ) -> None:
     """What recall computed is kept beside the access counts and read back (an operator's
-    edit in psql shows through), until the memory changes or its namespace grows by more
-    than a quarter; then it is computed again."""
+    edit in psql shows through), until the memory changes, an hour has passed or its
+    namespace has grown by more than a quarter; then it is computed again."""
     api.observe(*dialogue())
     first = {r["key"]: r for r in api.recall("what did Mia do?", k=25)["results"]}
     said = first["D5:1"]
@@ -102,13 +102,15 @@ def test_recall_keeps_each_specificity_and_reads_it_back_while_it_holds(
     poll(lambda: kept("D5:1") is not None, "the specificities to be kept")
     assert kept("D5:1") == pytest.approx(said["components"]["specificity"], abs=1e-6)
 
-    def pretend(key: str, value: float) -> None:
+    def pretend(key: str, value: float, hours_ago: int = 0) -> None:
         sql(
             migrated,
-            "UPDATE memory_access a SET specificity = %s FROM long_term_memory m "
+            "UPDATE memory_access a SET specificity = %s, "
+            "specificity_at = now() - make_interval(hours => %s) FROM long_term_memory m "
             "WHERE m.namespace = a.namespace AND m.id = a.memory_id "
             "AND m.namespace = %s AND m.mem_key = %s",
             value,
+            hours_ago,
             api.ns,
             key,
         )
@@ -123,6 +125,10 @@ def test_recall_keeps_each_specificity_and_reads_it_back_while_it_holds(
     # the memory changed: computed again from its new words
     api.observe({"key": "D5:1", "value": SAID + " and then dug up the garden"})
     assert specificity("D5:1") != pytest.approx(0.01)
+
+    # computed over an hour ago: computed again
+    pretend("D2:1", 0.01, hours_ago=2)
+    assert specificity("D2:1") != pytest.approx(0.01)
 
     # the namespace grew from 25 memories to 35: every IDF moved, so computed again
     pretend("D1:1", 0.01)

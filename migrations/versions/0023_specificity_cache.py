@@ -9,11 +9,12 @@ probe of the document frequencies per term, ~200 per statement at k=10. Measured
 English sentences in one namespace, 200 queries, the statements alone and interleaved:
 that was 0.8 ms of the vector arm's 4.9 and 0.8 of the keyword arm's 6.1, 1.2 of the
 two together (7.1 ms). Recall now stores what it computed in memory_access and reads it
-back while it still holds: the memory unchanged since (updated_at) and its namespace
-within a quarter of the size it was computed at, where the IDFs have barely moved (at
-100k a quarter more memories moves a term's IDF by ln 1.25, about 2% of the scale).
+back while it still holds: the memory unchanged since (updated_at), computed within the
+hour, and its namespace within a quarter of the size it was computed at (at 100k a
+quarter more memories moves the IDF of a term as common as before by ln 1.25, about 2%
+of the scale; the hour bounds how long a word that suddenly became common is missed).
 
-Cost: three nullable columns, no rewrite; rows for candidates that were never returned.
+Cost: four nullable columns, no rewrite; rows for candidates that were never returned.
 """
 
 from __future__ import annotations
@@ -57,8 +58,17 @@ def upgrade() -> None:
             comment="The memory's updated_at when the specificity was computed.",
         ),
     )
+    op.add_column(
+        "memory_access",
+        sa.Column(
+            "specificity_at",
+            sa.DateTime(timezone=True),
+            nullable=True,
+            comment="When the specificity was computed.",
+        ),
+    )
 
 
 def downgrade() -> None:
-    for column in ("specificity_of", "specificity_n", "specificity"):
+    for column in ("specificity_at", "specificity_of", "specificity_n", "specificity"):
         op.drop_column("memory_access", column)

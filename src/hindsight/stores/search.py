@@ -108,8 +108,9 @@ arm AS (
 # the IDF of a term only one memory holds (0..1; NULL for a memory without terms). Computing
 # it takes one probe of the document frequencies per term (~200 a statement), so recall
 # keeps what it computed in memory_access (stores.specificity) and reads it back while it
-# holds: the memory unchanged since, its namespace within a quarter of that size (measured
-# at 100k: 1.2 ms of the two statements' 7.1). `specificity_new` marks the ones computed
+# holds: the memory unchanged since, computed within the hour, its namespace within a
+# quarter of that size (migration 0023; measured at 100k: 1.2 ms of the two statements'
+# 7.1). `specificity_new` marks the ones computed
 # here, for the service to keep. None at all when specificity is off
 # (HINDSIGHT_SPECIFICITY_WEIGHT=0).
 _SCORED = """
@@ -131,7 +132,7 @@ SELECT m.* FROM arm CROSS JOIN LATERAL (
     LEFT JOIN LATERAL (
         SELECT a.specificity FROM memory_access a
         WHERE %(specificity)s AND a.namespace = m.namespace AND a.memory_id = m.id
-          AND a.specificity_of = m.updated_at
+          AND a.specificity_of = m.updated_at AND a.specificity_at > now() - interval '1 hour'
           AND a.specificity_n BETWEEN (SELECT n FROM corpus) * 0.8
                                   AND (SELECT n FROM corpus) * 1.25
     ) kept ON true

@@ -11,14 +11,20 @@ from hindsight.db.pool import Connection
 Specificities = dict[tuple[str, uuid.UUID], tuple[float, int, datetime]]
 
 
+async def wait_briefly(conn: Connection) -> None:
+    """Within this transaction, give up on a row lock after 50 ms: a deadlock with a
+    deletion then costs the cache write, never the deletion."""
+    await conn.execute("SET LOCAL lock_timeout = '50ms'")
+
+
 async def remember(conn: Connection, found: Specificities) -> None:
     """Store each memory's specificity beside its access counts; sorted so concurrent
     flushers lock rows in one order, and memories deleted since skipped."""
     keys = sorted(found)
     await conn.execute(
         "INSERT INTO memory_access AS a "
-        "(namespace, memory_id, specificity, specificity_n, specificity_of) "
-        "SELECT d.ns, d.id, d.s, d.n, d.of "
+        "(namespace, memory_id, specificity, specificity_n, specificity_of, specificity_at) "
+        "SELECT d.ns, d.id, d.s, d.n, d.of, now() "
         "FROM unnest(%s::text[], %s::uuid[], %s::float8[], %s::bigint[], %s::timestamptz[]) "
         "AS d(ns, id, s, n, of) "
         "WHERE EXISTS (SELECT 1 FROM long_term_memory m "
@@ -26,7 +32,7 @@ async def remember(conn: Connection, found: Specificities) -> None:
         "ORDER BY d.ns, d.id "
         "ON CONFLICT (namespace, memory_id) DO UPDATE SET "
         "specificity = excluded.specificity, specificity_n = excluded.specificity_n, "
-        "specificity_of = excluded.specificity_of",
+        "specificity_of = excluded.specificity_of, specificity_at = excluded.specificity_at",
         (
             [ns for ns, _ in keys],
             [memory_id for _, memory_id in keys],

@@ -99,6 +99,9 @@ memory_access = Table(
         nullable=True,
         default=False,
     ),
+    _timestamp(
+        "specificity_at", "When the specificity was computed.", nullable=True, default=False
+    ),
     PrimaryKeyConstraint("namespace", "memory_id", name="pk_memory_access"),
     comment="Recall counts, apart from the memories: a recall then rewrites a narrow row "
     "here instead of a memory row with its vectors.",
