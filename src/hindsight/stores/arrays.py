@@ -19,8 +19,12 @@ def array_literal(values: list[Any]) -> str:
         return "{}"
     parts = []
     for v in values:
-        if isinstance(v, int | float) and not isinstance(v, bool):
-            parts.append(repr(v))
+        if v is None or isinstance(v, bool):
+            raise TypeError(f"no array literal for {v!r}")
+        if isinstance(v, int):
+            parts.append(int.__repr__(v))
+        elif isinstance(v, float):  # float's own repr, not a subclass's (numpy)
+            parts.append(float.__repr__(v))
         else:
             s = str(v).replace("\\", "\\\\").replace('"', '\\"')
             parts.append(f'"{s}"')
