@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+import random
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from hindsight.retrieval.factors import LifecycleFactors, lifecycle_factor, lifecycle_terms
 from hindsight.retrieval.ranking import RankingConfig, access_boost, rank, relevance
 
 
@@ -94,3 +97,39 @@ def test_access_boost_breaks_near_ties_but_cannot_outvote_a_clear_relevance_gap(
     assert rank([near, used], capped, 1)[0].row is used
     assert access_boost(5, 0.1, 1.05) == pytest.approx(1.05)
     assert access_boost(5, 0.1, 0.5) == 1.0  # a ceiling below 1 never penalises
+
+
+def test_every_candidates_lifecycle_factor_is_the_product_its_components_show() -> None:
+    """Candidates are scored by a shortcut (lifecycle_factor); the ones returned show their
+    terms (lifecycle_terms). Under every policy the two must agree to the last bit, or a
+    score could not be recomputed from its explanation."""
+    rng = random.Random(7)
+    now = datetime(2026, 12, 4, tzinfo=UTC)
+    for _ in range(500):
+        window = None
+        if rng.random() < 0.5:
+            start = now - timedelta(days=rng.uniform(0, 60))
+            window = (start, start + timedelta(days=rng.uniform(1, 30)))
+        f = LifecycleFactors(
+            now=now,
+            tier_weights={"active": 1.0, "cold": rng.choice([0.5, 0.2, 1.0])},
+            recency_weight=rng.choice([0.0, rng.random()]),
+            recency_tau_days=rng.uniform(1, 90),
+            importance_weight=rng.choice([0.0, rng.random()]),
+            trust_weight=rng.choice([0.0, rng.random()]),
+            trust_levels={"tool": rng.random()},
+            trust_default=rng.random(),
+            time_window=window,
+            time_weight=rng.random(),
+        )
+        seen = now - timedelta(days=rng.uniform(0, 90))
+        candidate = {
+            "status": rng.choice(["active", "cold"]),
+            "importance": rng.random(),
+            "source": rng.choice([None, "tool", "user"]),
+            "last_observed": seen,
+            "last_accessed": rng.choice([None, seen + timedelta(days=1)]),
+            "created_at": seen,
+            "occurred_at": rng.choice([None, now - timedelta(days=rng.uniform(0, 90))]),
+        }
+        assert lifecycle_factor(candidate, f) == lifecycle_terms(candidate, f)[0]

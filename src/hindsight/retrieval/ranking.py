@@ -79,11 +79,13 @@ def merge_arms(
     return list(merged.values())
 
 
-def _ranks(rows: list[dict[str, Any]], field: str, eligible: str) -> dict[Any, int]:
-    """1-based rank of each eligible row by `field`, best first."""
+def _ranks(rows: list[dict[str, Any]], field: str, eligible: str) -> dict[int, int]:
+    """1-based rank of each eligible row by `field`, best first; keyed by the row object
+    (id(row)): hashing a UUID runs Python code, and rank() looks rows up ~140 times."""
     pool = [r for r in rows if r[eligible] and r[field] > 0]
-    pool.sort(key=lambda r: (-r[field], str(r["id"])))
-    return {r["id"]: i for i, r in enumerate(pool, start=1)}
+    # ties by id: UUIDs order as their text does
+    pool.sort(key=lambda r: (-r[field], r["id"]))
+    return {id(r): i for i, r in enumerate(pool, start=1)}
 
 
 def relevance(
@@ -120,7 +122,11 @@ def rank(
     for row in rows:
         rid = row["id"]
         rel = relevance(
-            row["similarity"], row["keyword"], vector_ranks.get(rid), keyword_ranks.get(rid), config
+            row["similarity"],
+            row["keyword"],
+            vector_ranks.get(id(row)),
+            keyword_ranks.get(id(row)),
+            config,
         )
         if rel <= min_relevance:
             continue
@@ -135,7 +141,6 @@ def rank(
     best = heapq.nsmallest(k, scored)
     ranked = []
     for neg_score, _, _, rel, boost, specific, row in best:
-        rid = row["id"]
         terms = lifecycle_terms(row, factors)[1] if factors is not None else {}
         ranked.append(
             Ranked(
@@ -151,8 +156,8 @@ def rank(
                     "access_boost_max": config.access_boost_max,
                     "specificity": _rounded(row.get("specificity")),
                     "specificity_factor": round(specific, 6),
-                    "vector_rank": vector_ranks.get(rid),
-                    "keyword_rank": keyword_ranks.get(rid),
+                    "vector_rank": vector_ranks.get(id(row)),
+                    "keyword_rank": keyword_ranks.get(id(row)),
                     "fusion": config.fusion,
                     **terms,
                 },
