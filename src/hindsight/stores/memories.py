@@ -21,15 +21,23 @@ from hindsight.stores.filters import MemoryFilter, filter_sql
 
 _ACCESS = "FROM memory_access a WHERE a.namespace = m.namespace AND a.memory_id = m.id"
 _LAST_ACCESSED = f"(SELECT a.last_accessed {_ACCESS})"
-MEMORY_COLUMNS = f"""
+
+
+def _columns(access_count: str, last_accessed: str) -> str:
+    return f"""
     m.id, m.namespace, m.memory_type, m.mem_key AS key, m.mem_value AS value,
-    m.confidence::float8 AS confidence, m.importance,
-    coalesce((SELECT a.access_count {_ACCESS}), 0)
-        AS access_count,
+    m.confidence::float8 AS confidence, m.importance, {access_count} AS access_count,
     m.observation_count, m.source, m.verified, m.permanent, m.status, m.tags, m.metadata,
-    m.changed_by, m.created_at, m.updated_at, m.last_observed, {_LAST_ACCESSED} AS last_accessed,
+    m.changed_by, m.created_at, m.updated_at, m.last_observed, {last_accessed} AS last_accessed,
     m.expires_at, m.occurred_at
 """
+
+
+# A memory as the API shows it, m being long_term_memory.
+MEMORY_COLUMNS = _columns(f"coalesce((SELECT a.access_count {_ACCESS}), 0)", _LAST_ACCESSED)
+# The same, where the query has joined the memory's memory_access row as `a` (one probe
+# of it instead of one per column).
+MEMORY_COLUMNS_JOINED = _columns("coalesce(a.access_count, 0)", "a.last_accessed")
 
 _ACTOR = "set_config('hindsight.actor', %(actor)s, true) IS NOT NULL"
 

@@ -11,7 +11,7 @@ from pgvector import HalfVector
 from hindsight.db.pool import Connection
 from hindsight.stores.arrays import array_literal
 from hindsight.stores.filters import MemoryFilter, filter_sql
-from hindsight.stores.memories import MEMORY_COLUMNS, NewClaim
+from hindsight.stores.memories import MEMORY_COLUMNS_JOINED, NewClaim
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS
 
 # Recall's two arms run as two statements at once, on two connections of the search pool
@@ -129,13 +129,14 @@ SELECT m.* FROM arm CROSS JOIN LATERAL (
            %(specificity)s AND kept.specificity IS NULL AS specificity_new,
            (SELECT n FROM corpus)::bigint AS corpus_n
     FROM long_term_memory m
-    LEFT JOIN LATERAL (
-        SELECT a.specificity FROM memory_access a
-        WHERE %(specificity)s AND a.namespace = m.namespace AND a.memory_id = m.id
-          AND a.specificity_of = m.updated_at AND a.specificity_at > now() - interval '1 hour'
-          AND a.specificity_n BETWEEN (SELECT n FROM corpus) * 0.8
-                                  AND (SELECT n FROM corpus) * 1.25
-    ) kept ON true
+    LEFT JOIN memory_access a ON a.namespace = m.namespace AND a.memory_id = m.id
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN %(specificity)s AND a.specificity_of = m.updated_at
+                     AND a.specificity_at > now() - interval '1 hour'
+                     AND a.specificity_n BETWEEN (SELECT n FROM corpus) * 0.8
+                                             AND (SELECT n FROM corpus) * 1.25
+                    THEN a.specificity END AS specificity
+    ) kept
     WHERE m.namespace = %(ns)s AND m.id = arm.id OFFSET 0
 ) m
 """
@@ -177,7 +178,7 @@ class Search:
         sql = (
             ARMS[arm]
             .replace("{filters}", filter_sql(self.filter, params, "m"))
-            .replace("{columns}", MEMORY_COLUMNS)
+            .replace("{columns}", MEMORY_COLUMNS_JOINED)
             .replace("%(kdims)s", str(KEYWORD_DIMENSIONS))
         )
         return sql, params
