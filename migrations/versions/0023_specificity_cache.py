@@ -30,45 +30,27 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
+COLUMNS = (
+    ("specificity", sa.Float(), "The memory's specificity as recall last computed it (0..1)."),
+    (
+        "specificity_n",
+        sa.BigInteger(),
+        "How many memories its namespace held when the specificity was computed.",
+    ),
+    (
+        "specificity_of",
+        sa.DateTime(timezone=True),
+        "The memory's updated_at when the specificity was computed.",
+    ),
+    ("specificity_at", sa.DateTime(timezone=True), "When the specificity was computed."),
+)
+
+
 def upgrade() -> None:
-    op.add_column(
-        "memory_access",
-        sa.Column(
-            "specificity",
-            sa.Float(),
-            nullable=True,
-            comment="The memory's specificity as recall last computed it (0..1).",
-        ),
-    )
-    op.add_column(
-        "memory_access",
-        sa.Column(
-            "specificity_n",
-            sa.BigInteger(),
-            nullable=True,
-            comment="How many memories its namespace held when the specificity was computed.",
-        ),
-    )
-    op.add_column(
-        "memory_access",
-        sa.Column(
-            "specificity_of",
-            sa.DateTime(timezone=True),
-            nullable=True,
-            comment="The memory's updated_at when the specificity was computed.",
-        ),
-    )
-    op.add_column(
-        "memory_access",
-        sa.Column(
-            "specificity_at",
-            sa.DateTime(timezone=True),
-            nullable=True,
-            comment="When the specificity was computed.",
-        ),
-    )
+    for name, type_, comment in COLUMNS:
+        op.add_column("memory_access", sa.Column(name, type_, nullable=True, comment=comment))
 
 
 def downgrade() -> None:
-    for column in ("specificity_at", "specificity_of", "specificity_n", "specificity"):
-        op.drop_column("memory_access", column)
+    for name, _, _ in reversed(COLUMNS):
+        op.drop_column("memory_access", name)

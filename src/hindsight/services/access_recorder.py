@@ -135,9 +135,9 @@ class AccessRecorder(BackgroundLoop):
             counts, entries = self._counts, list(self._entries)
             self._counts, self._entries = {}, deque()
             # each part is a batch to write; a refused one is split in two
-            todo: list[tuple[_Counts, list[RecallEntry]]] = [(counts, entries)]
-            if not counts and not entries:
-                todo = []  # only specificities
+            todo: list[tuple[_Counts, list[RecallEntry]]] = (
+                [(counts, entries)] if counts or entries else []  # else only specificities
+            )
             while todo:
                 part_counts, part_entries = todo.pop()
                 try:
@@ -163,8 +163,6 @@ class AccessRecorder(BackgroundLoop):
         try:
             async with self._pool.connection() as conn, conn.transaction():
                 await recall_log.relax_commit(conn)
-                # a cache: give way at once to anything holding these rows (a deletion)
-                await specificity_store.wait_briefly(conn)
                 await specificity_store.remember(conn, found)
         except Exception as exc:
             log.warning("not kept: %d specificities (%s)", len(found), type(exc).__name__)

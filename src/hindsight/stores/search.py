@@ -110,9 +110,8 @@ arm AS (
 # keeps what it computed in memory_access (stores.specificity) and reads it back while it
 # holds: the memory unchanged since, computed within the hour, its namespace within a
 # quarter of that size (migration 0023; measured at 100k: 1.2 ms of the two statements'
-# 7.1). `specificity_new` marks the ones computed
-# here, for the service to keep. None at all when specificity is off
-# (HINDSIGHT_SPECIFICITY_WEIGHT=0).
+# 7.1). `specificity_new` marks the ones computed here, for the service to keep. None at
+# all when specificity is off (HINDSIGHT_SPECIFICITY_WEIGHT=0).
 _SCORED = """
 SELECT m.* FROM arm CROSS JOIN LATERAL (
     SELECT {columns},

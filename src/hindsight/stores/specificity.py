@@ -11,16 +11,13 @@ from hindsight.db.pool import Connection
 Specificities = dict[tuple[str, uuid.UUID], tuple[float, int, datetime]]
 
 
-async def wait_briefly(conn: Connection) -> None:
-    """Within this transaction, give up on a row lock after 50 ms: a deadlock with a
-    deletion then costs the cache write, never the deletion."""
-    await conn.execute("SET LOCAL lock_timeout = '50ms'")
-
-
 async def remember(conn: Connection, found: Specificities) -> None:
     """Store each memory's specificity beside its access counts; sorted so concurrent
-    flushers lock rows in one order, and memories deleted since skipped."""
+    flushers lock rows in one order, and memories deleted since skipped. Run it in a
+    transaction: it waits at most 50 ms for a row lock, so a deadlock with a deletion
+    costs this cache write, never the deletion."""
     keys = sorted(found)
+    await conn.execute("SET LOCAL lock_timeout = '50ms'")
     await conn.execute(
         "INSERT INTO memory_access AS a "
         "(namespace, memory_id, specificity, specificity_n, specificity_of, specificity_at) "
