@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from tests.support.plans import executed_nodes
 
 from benchmarks import perf
 from benchmarks.corpus import Corpus
@@ -52,6 +53,19 @@ def buffers(plan: dict[str, Any]) -> tuple[int, int]:
     return plan.get("Shared Hit Blocks", 0), plan.get("Shared Read Blocks", 0)
 
 
+def rows_read(plan: dict[str, Any]) -> int:
+    """Rows of long_term_memory the statement's scans read, kept or filtered out, beside
+    the by-id fetch of each candidate (the primary key probes, one row each): what grows
+    with the namespace when an arm does more than walk an index to its k rows."""
+    return round(
+        sum(
+            node.rows_read
+            for node in executed_nodes(plan)
+            if node.relation == "long_term_memory" and node.index != "pk_long_term_memory"
+        )
+    )
+
+
 async def explained(conn: Connection, search: search_store.Search, arm: str) -> dict[str, float]:
     sql, params = search.statement(arm)
     cur = await conn.execute(
@@ -67,6 +81,7 @@ async def explained(conn: Connection, search: search_store.Search, arm: str) -> 
         "plan_ms": top["Planning Time"],
         "hit": hit,
         "read": read,
+        "rows": rows_read(top["Plan"]),
     }
 
 

@@ -294,7 +294,42 @@ def report(results: dict[str, dict[str, Any]], argv: list[str]) -> str:
                 f"{verdict(cell, m)} | {numbers.get('load_rate', '')} | {profile(m)} | "
                 f"{m.get('load_average', '')} |"
             )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + arm_profiles(results)) + "\n"
+
+
+def arm_profiles(results: dict[str, dict[str, Any]]) -> list[str]:
+    """The database's side of the cells run with --profile: each arm alone (warm, after
+    ANALYZE), as `benchmarks.arms` measures it."""
+    profiled = [(k, v["profile"]) for k, v in results.items() if "profile" in v]
+    if not profiled:
+        return []
+    lines = [
+        "",
+        "## Where the database time goes (cells run with `--profile`)",
+        "",
+        "Each arm's statement alone on one connection, warm, after ANALYZE: at the client,",
+        "then as EXPLAIN (ANALYZE) counts it — execution, planning (which the service's",
+        "prepared generic plans skip), shared buffers, and the rows of long_term_memory its",
+        "scans read beside the by-id fetch of each candidate: an HNSW walk returns its k,",
+        "the keyword arm reads a row per posting of the query's rarest terms (tens of rows:",
+        "even the rarest term was too common, and the sparse HNSW index answered).",
+        "",
+        "| corpus | load path | namespaces | memories | arm | client ms | execution ms "
+        "| planning ms | buffers hit / read | rows read |",
+        "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | --- | ---: |",
+    ]
+    for key, prof in sorted(profiled, key=lambda kv: tuple(json.loads(kv[0]).values())):
+        cell = Cell(**json.loads(key))
+        where = f"| {cell.corpus} | {cell.path} | {cell.spread:,} | {cell.n:,} |"
+        for arm in arms.ARMS:
+            w = prof[f"{arm} warm"]
+            lines.append(
+                f"{where} {arm} | {w['client_ms']} | {w['exec_ms']} | {w['plan_ms']} | "
+                f"{round(w['hit']):,} / {round(w['read']):,} | {round(w.get('rows', 0)):,} |"
+            )
+        hnsw = prof["id-only HNSW query, warm"]["client_ms"]
+        lines.append(f"{where} id-only HNSW | {hnsw} | | | | |")
+    return lines
 
 
 def main() -> None:
