@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import psycopg
 import pytest
@@ -147,6 +148,45 @@ def test_no_recall_statement_reads_rows_in_proportion_to_the_table(
     for namespace in ("big", "tiny"):
         bad = asyncio.run(overreading_nodes(big_db, namespace, COSTS[costs]))
         assert not bad, "\n".join(bad[:10])
+
+
+def test_every_filter_reaches_the_keyword_arms_postings(big_db: str) -> None:
+    """The keyword arm's postings come from a subquery that selects only the columns the
+    arm and the filters read (stores.filters.FILTER_COLUMNS); a filter on any other column
+    would fail every recall that sets it."""
+    long_ago, later = datetime(2000, 1, 1, tzinfo=UTC), datetime(2100, 1, 1, tzinfo=UTC)
+    every = MemoryFilter(
+        memory_types=("fact",),
+        tags_all=("work",),
+        tags_any=("work", "home"),
+        min_confidence=0.1,
+        created_after=long_ago,
+        created_before=later,
+        observed_after=long_ago,
+        observed_before=later,
+        occurred_after=long_ago,
+        occurred_before=later,
+        key="user.city",
+        key_prefix="user.",
+    )
+    query = "user prefers breakfast at the weekend"
+    terms, counts = query_terms(query)
+    vector = HalfVector(BuiltinEmbedder().embed_one(query))
+
+    async def run() -> None:
+        pool = await open_pool(make_settings(db_pool_min=1, db_pool_max=1), big_db, search=True)
+        try:
+            async with pool.connection() as conn:
+                for f in (every, MemoryFilter(status="quarantined"), MemoryFilter(status=None)):
+                    search = search_store.Search(
+                        "big", vector, terms, counts, f, PER_ARM, EXACT_MAX, BUDGET
+                    )
+                    for arm in ("vector", "keyword"):
+                        await search_store.arm_candidates(conn, search, arm)
+        finally:
+            await pool.close()
+
+    asyncio.run(run())
 
 
 async def overreading_near_duplicate_nodes(url: str, namespace: str, costs: str) -> list[str]:

@@ -66,6 +66,20 @@ class MemoryFilter:
 
 
 OCCURRED = "coalesce({p}occurred_at, {p}created_at)"
+# The columns filter_sql reads: a subquery standing in for long_term_memory must select them.
+FILTER_COLUMNS = (
+    "expires_at",
+    "live",
+    "quarantined",
+    "status",
+    "memory_type",
+    "tags",
+    "confidence",
+    "created_at",
+    "last_observed",
+    "occurred_at",
+    "mem_key",
+)
 _LIVE = {"active", "cold"}  # the statuses of `live` (models.LIVE_STATUSES)
 
 

@@ -10,7 +10,7 @@ from pgvector import HalfVector
 
 from hindsight.db.pool import Connection
 from hindsight.stores.arrays import array_literal
-from hindsight.stores.filters import MemoryFilter, filter_sql
+from hindsight.stores.filters import FILTER_COLUMNS, MemoryFilter, filter_sql
 from hindsight.stores.memories import MEMORY_COLUMNS_JOINED, NewClaim
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS
 
@@ -70,7 +70,10 @@ arm AS (
 # term is weak evidence and the sparse HNSW index answers instead. The postings are read
 # from the GIN index alone (OFFSET 0 keeps the namespace and filter conditions out of the
 # scan): given them, a generic plan ANDed the postings with the namespace index, reading
-# every id of the namespace (measured: all 8,000 of a test namespace).
+# every id of the namespace (measured: all 8,000 of a test namespace). The subquery selects
+# only what the arm and the filters read: `SELECT *` cost ~0.3 µs more per posting (the
+# keyword arm alone, 150 queries interleaved: English 100k 3.16 -> 2.81 ms p50, Zipf 1M
+# 2.02 -> 1.81; both arms at once, English 100k, 5.14 -> 4.88).
 _SPARSE_ARM = """
 rare AS (
     SELECT array_agg(term) AS terms FROM (
@@ -86,8 +89,8 @@ arm AS (
      ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)
     UNION ALL
     (SELECT m.id FROM (
-         SELECT * FROM long_term_memory m WHERE m.keyword_terms && (SELECT terms FROM rare)
-         OFFSET 0) m
+         SELECT m.id, m.namespace, m.keywords, {postings_columns} FROM long_term_memory m
+         WHERE m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
      WHERE m.namespace = %(ns)s{filters} AND (SELECT n FROM corpus) > %(exact_max)s
      ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)
     UNION ALL
@@ -140,6 +143,8 @@ SELECT m.* FROM arm CROSS JOIN LATERAL (
 ) m
 """
 
+_POSTINGS_COLUMNS = ", ".join(f"m.{c}" for c in FILTER_COLUMNS)
+
 ARMS = {
     "vector": _QUERY_TERMS + _DENSE_ARM + _SCORED,
     "keyword": _QUERY_TERMS + _SPARSE_ARM + _SCORED,
@@ -178,6 +183,7 @@ class Search:
             ARMS[arm]
             .replace("{filters}", filter_sql(self.filter, params, "m"))
             .replace("{columns}", MEMORY_COLUMNS_JOINED)
+            .replace("{postings_columns}", _POSTINGS_COLUMNS)
             .replace("%(kdims)s", str(KEYWORD_DIMENSIONS))
         )
         return sql, params
