@@ -143,11 +143,21 @@ SELECT m.* FROM arm CROSS JOIN LATERAL (
 ) m
 """
 
-_POSTINGS_COLUMNS = ", ".join(f"m.{c}" for c in FILTER_COLUMNS)
+
+def _statement(*parts: str) -> str:
+    """An arm's statement with everything that never changes filled in (only the filters
+    are left: they are the request's)."""
+    return (
+        "".join(parts)
+        .replace("{columns}", MEMORY_COLUMNS_JOINED)
+        .replace("{postings_columns}", ", ".join(f"m.{c}" for c in FILTER_COLUMNS))
+        .replace("%(kdims)s", str(KEYWORD_DIMENSIONS))
+    )
+
 
 ARMS = {
-    "vector": _QUERY_TERMS + _DENSE_ARM + _SCORED,
-    "keyword": _QUERY_TERMS + _SPARSE_ARM + _SCORED,
+    "vector": _statement(_QUERY_TERMS, _DENSE_ARM, _SCORED),
+    "keyword": _statement(_QUERY_TERMS, _SPARSE_ARM, _SCORED),
 }
 
 
@@ -179,14 +189,7 @@ class Search:
             "budget": self.postings_budget,
             "specificity": self.specificity,
         }
-        sql = (
-            ARMS[arm]
-            .replace("{filters}", filter_sql(self.filter, params, "m"))
-            .replace("{columns}", MEMORY_COLUMNS_JOINED)
-            .replace("{postings_columns}", _POSTINGS_COLUMNS)
-            .replace("%(kdims)s", str(KEYWORD_DIMENSIONS))
-        )
-        return sql, params
+        return ARMS[arm].replace("{filters}", filter_sql(self.filter, params, "m")), params
 
 
 async def arm_candidates(conn: Connection, search: Search, arm: str) -> list[dict[str, Any]]:
