@@ -9,6 +9,7 @@ import psycopg
 
 from tests.conftest import Api
 from tests.support.cli import hindsight
+from tests.support.labels import label_drift
 from tests.support.servers import ThreadServer
 
 
@@ -84,6 +85,7 @@ def test_import_loads_new_keys_and_observes_known_ones(
         "ix_long_term_memory_keyword_terms",
     } <= indexes
     assert df == (12_001,)  # the document count the keyword arm's IDF uses
+    assert label_drift(fresh_db, "imp") == []  # what recall's filters count by
 
 
 def test_a_bad_line_stops_the_import_before_anything_is_written(

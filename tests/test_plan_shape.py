@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import psycopg
 import pytest
@@ -33,6 +34,11 @@ from tests.support.plans import PlanNode, executed_nodes, explain_generic
 from tests.support.servers import separate_database
 
 BIG = 8_000  # memories in the large namespace
+# Beside them, a few memories that filters single out: a type and a tag nothing else has,
+# occurred long before the rest were written. Through HNSW alone, a filter admitting them
+# walked the graph until it had its k (all 8,048 index rows), and still missed some.
+FEW = 40
+LONG_AGO = datetime(2001, 3, 1, tzinfo=UTC)
 EXACT_MAX = 500  # namespaces above this go through the indexes
 BUDGET = 400  # keyword postings read at most
 PER_ARM = 20
@@ -50,6 +56,18 @@ def big_db(pg_url: str) -> Iterator[str]:
         corpus = Corpus(seed=11)
         lines = [json.dumps({**m, "namespace": "big"}) for m in corpus.memories(BIG)]
         lines += [json.dumps({**m, "namespace": "tiny"}) for m in corpus.memories(50, "t")]
+        lines += [
+            json.dumps(
+                {
+                    **m,
+                    "namespace": "big",
+                    "memory_type": "event",
+                    "tags": ["trip"] if i % 2 else ["trip", "work"],
+                    "occurred_at": (LONG_AGO + timedelta(days=i)).isoformat(),
+                }
+            )
+            for i, m in enumerate(corpus.memories(FEW, "few"))
+        ]
 
         async def load() -> None:
             settings = make_settings()
@@ -75,6 +93,17 @@ def searches(namespace: str) -> Iterator[tuple[str, search_store.Search]]:
         MemoryFilter(),
         MemoryFilter(memory_types=("fact", "preference")),
         MemoryFilter(tags_any=("work", "home")),
+        # each admits FEW memories of the big namespace, or none
+        MemoryFilter(memory_types=("event",)),
+        MemoryFilter(tags_all=("trip",)),
+        MemoryFilter(tags_all=("work", "trip")),
+        MemoryFilter(tags_any=("trip", "no-such-tag")),
+        MemoryFilter(memory_types=("summary",)),
+        MemoryFilter(occurred_after=LONG_AGO, occurred_before=LONG_AGO + timedelta(days=60)),
+        MemoryFilter(occurred_before=LONG_AGO + timedelta(days=20), tags_all=("work",)),
+        MemoryFilter(created_before=LONG_AGO),
+        # admits most memories: the indexes still answer
+        MemoryFilter(created_after=LONG_AGO, tags_any=("work",)),
     ]
     for query in queries:
         terms, counts = query_terms(query)
@@ -233,3 +262,70 @@ def test_a_write_to_a_small_or_new_namespace_does_not_walk_the_big_ones_graph(
     for namespace in ("tiny", "never-written", "big"):
         bad = asyncio.run(overreading_near_duplicate_nodes(big_db, namespace, COSTS[costs]))
         assert not bad, "\n".join(bad[:10])
+
+
+# Filters that admit at most EXACT_MAX memories of the big namespace, and a condition that
+# says which memories they admit
+NARROW = {
+    "tags_all=trip": (MemoryFilter(tags_all=("trip",)), "'trip' = ANY(tags)"),
+    "types=event,tags_all=work": (
+        MemoryFilter(memory_types=("event",), tags_all=("work",)),
+        "memory_type = 'event' AND 'work' = ANY(tags)",
+    ),
+    "occurred in 2001": (
+        MemoryFilter(occurred_after=LONG_AGO, occurred_before=LONG_AGO + timedelta(days=30)),
+        "occurred_at >= '2001-03-01Z' AND occurred_at < '2001-03-31Z'",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(NARROW))
+def test_a_filter_admitting_few_memories_is_searched_exactly(big_db: str, name: str) -> None:
+    """The arms return the best of what the filter admits, as an exact search ranks them:
+    not the approximation of an HNSW walk through the other 8,000."""
+    f, admitted = NARROW[name]
+    query = Corpus(seed=14).query()
+    terms, counts = query_terms(query)
+    vector = HalfVector(BuiltinEmbedder().embed_one(query))
+    search = search_store.Search("big", vector, terms, counts, f, PER_ARM, EXACT_MAX, BUDGET)
+
+    async def run() -> tuple[list[Any], ...]:
+        pool = await open_pool(make_settings(db_pool_min=1, db_pool_max=1), big_db, search=True)
+        try:
+            async with pool.connection() as conn:
+                by_vector = await search_store.arm_candidates(conn, search, "vector")
+                by_keyword = await search_store.arm_candidates(conn, search, "keyword")
+                exact = await conn.execute(
+                    f"SELECT id FROM long_term_memory WHERE namespace = 'big' AND {admitted} "
+                    "ORDER BY embedding <=> %s LIMIT %s",
+                    (vector, PER_ARM),
+                    prepare=False,
+                )
+                exact_ids = [r["id"] for r in await exact.fetchall()]
+                cur = await conn.execute(
+                    f"SELECT id FROM long_term_memory WHERE namespace = 'big' AND {admitted}",
+                    prepare=False,
+                )
+                admitted_ids = [r["id"] for r in await cur.fetchall()]
+                cur = await conn.execute(
+                    f"SELECT id FROM long_term_memory WHERE namespace = 'big' AND {admitted} "
+                    "AND keyword_terms && %s::int[]",
+                    (terms,),
+                    prepare=False,
+                )
+                matching = [r["id"] for r in await cur.fetchall()]
+        finally:
+            await pool.close()
+        return by_vector, by_keyword, exact_ids, admitted_ids, matching
+
+    by_vector, by_keyword, exact_ids, admitted_ids, matching = asyncio.run(run())
+    assert 0 < len(admitted_ids) <= EXACT_MAX
+    assert [r["id"] for r in by_vector] == exact_ids
+    # the admitted memories that share a word with the query, best first (all of them, if
+    # they are no more than an arm's candidates)
+    assert matching, "the query shares no word with what the filter admits"
+    found = {r["id"] for r in by_keyword}
+    assert found <= set(matching)
+    assert len(found) == min(len(matching), PER_ARM)
+    scores = [r["keyword"] for r in by_keyword]
+    assert scores == sorted(scores, reverse=True)

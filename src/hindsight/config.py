@@ -199,7 +199,8 @@ class Settings(BaseSettings):
     exact_search_max_rows: int = Field(
         default=5000,
         ge=0,
-        description="Namespaces up to this many memories are searched exactly, not by HNSW.",
+        description="Namespaces up to this many memories, and filters admitting up to this "
+        "many of a larger one, are searched exactly, not by HNSW.",
     )
     # 100, not pgvector's 40: on one namespace of 100k memories the vector arm then finds
     # 0.967 of the exact top 10 (English sentences, built-in embedder; 0.937 at 40) for

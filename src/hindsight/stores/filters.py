@@ -116,22 +116,42 @@ def filter_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str:
         add(f"{p}tags && %(f_tags_any)s::text[]", "f_tags_any", list(f.tags_any))
     if f.min_confidence is not None:
         add(f"{p}confidence >= %(f_min_conf)s", "f_min_conf", f.min_confidence)
-    if f.created_after is not None:
-        add(f"{p}created_at >= %(f_c_after)s", "f_c_after", f.created_after)
-    if f.created_before is not None:
-        add(f"{p}created_at < %(f_c_before)s", "f_c_before", f.created_before)
-    if f.observed_after is not None:
-        add(f"{p}last_observed >= %(f_o_after)s", "f_o_after", f.observed_after)
-    if f.observed_before is not None:
-        add(f"{p}last_observed < %(f_o_before)s", "f_o_before", f.observed_before)
-    occurred = OCCURRED.format(p=p)
-    if f.occurred_after is not None:
-        add(f"{occurred} >= %(f_oc_after)s", "f_oc_after", f.occurred_after)
-    if f.occurred_before is not None:
-        add(f"{occurred} < %(f_oc_before)s", "f_oc_before", f.occurred_before)
+    parts.append(created_sql(f, params, alias))
+    observed = (f.observed_after, f.observed_before)
+    parts.append(_window(f"{p}last_observed", ("f_o_after", "f_o_before"), observed, params))
+    parts.append(occurred_sql(f, params, alias))
     if f.key is not None:
         add(f"{p}mem_key = %(f_key)s", "f_key", f.key)
     if f.key_prefix is not None:
         # starts_with() instead of LIKE: no escaping of % and _ in user input
         add(f"starts_with({p}mem_key, %(f_key_prefix)s)", "f_key_prefix", f.key_prefix)
-    return "".join(" AND " + c for c in parts)
+    return "".join(" AND " + c for c in parts if c)
+
+
+def _window(
+    column: str, names: tuple[str, str], bounds: tuple[Any, Any], params: dict[str, Any]
+) -> str:
+    conditions = []
+    for name, bound, op in zip(names, bounds, (">=", "<"), strict=True):
+        if bound is not None:
+            params[name] = bound
+            conditions.append(f"{column} {op} %({name})s")
+    return " AND ".join(conditions)
+
+
+def created_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str:
+    """The created_* bounds of `f` as conditions ('' when neither is set)."""
+    p = f"{alias}." if alias else ""
+    return _window(
+        f"{p}created_at", ("f_c_after", "f_c_before"), (f.created_after, f.created_before), params
+    )
+
+
+def occurred_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str:
+    """The occurred_* bounds of `f` as conditions ('' when neither is set)."""
+    return _window(
+        OCCURRED.format(p=f"{alias}." if alias else ""),
+        ("f_oc_after", "f_oc_before"),
+        (f.occurred_after, f.occurred_before),
+        params,
+    )

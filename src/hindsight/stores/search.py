@@ -12,6 +12,7 @@ from hindsight.db.pool import Connection
 from hindsight.stores.arrays import array_literal
 from hindsight.stores.filters import FILTER_COLUMNS, MemoryFilter, filter_sql
 from hindsight.stores.memories import MEMORY_COLUMNS_JOINED, NewClaim
+from hindsight.stores.narrowing import UNNARROWED, Narrowing, narrowing_of
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS
 
 # Recall's two arms run as two statements at once, on two connections of the search pool
@@ -50,15 +51,15 @@ qvec AS (
 ),
 """
 
-_DENSE_ARM = """
+_DENSE_ARM = """{narrow}
 arm AS (
     (SELECT m.id FROM long_term_memory m
-     WHERE m.namespace = %(ns)s{filters} AND (SELECT n FROM corpus) <= %(exact_max)s
+     WHERE m.namespace = %(ns)s{filters} AND {exact_gate}
      ORDER BY (m.embedding <=> %(qvec)s::halfvec) + 0 LIMIT %(n)s)
     UNION ALL
     (SELECT m.id FROM long_term_memory m
-     WHERE m.namespace = %(ns)s{filters} AND (SELECT n FROM corpus) > %(exact_max)s
-     ORDER BY m.embedding <=> %(qvec)s::halfvec LIMIT %(n)s)
+     WHERE m.namespace = %(ns)s{filters} AND {index_gate}
+     ORDER BY m.embedding <=> %(qvec)s::halfvec LIMIT %(n)s){dense_branches}
 )
 """
 
@@ -74,7 +75,7 @@ arm AS (
 # only what the arm and the filters read: `SELECT *` cost ~0.3 µs more per posting (the
 # keyword arm alone, 150 queries interleaved: English 100k 3.16 -> 2.81 ms p50, Zipf 1M
 # 2.02 -> 1.81; both arms at once, English 100k, 5.14 -> 4.88).
-_SPARSE_ARM = """
+_SPARSE_ARM = """{narrow}
 rare AS (
     SELECT array_agg(term) AS terms FROM (
         SELECT term, sum(df) OVER (ORDER BY df, term) AS postings
@@ -84,20 +85,20 @@ rare AS (
 ),
 arm AS (
     (SELECT m.id FROM long_term_memory m
-     WHERE m.namespace = %(ns)s{filters} AND (SELECT n FROM corpus) <= %(exact_max)s
+     WHERE m.namespace = %(ns)s{filters} AND {exact_gate}
        AND (SELECT v FROM qvec) IS NOT NULL AND m.keywords <#> (SELECT v FROM qvec) < 0
      ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)
     UNION ALL
     (SELECT m.id FROM (
          SELECT m.id, m.namespace, m.keywords, {postings_columns} FROM long_term_memory m
          WHERE m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
-     WHERE m.namespace = %(ns)s{filters} AND (SELECT n FROM corpus) > %(exact_max)s
+     WHERE m.namespace = %(ns)s{filters} AND {index_gate}
      ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)
     UNION ALL
     (SELECT m.id FROM long_term_memory m
-     WHERE m.namespace = %(ns)s{filters} AND (SELECT n FROM corpus) > %(exact_max)s
+     WHERE m.namespace = %(ns)s{filters} AND {index_gate}
        AND (SELECT v FROM qvec) IS NOT NULL AND (SELECT terms FROM rare) IS NULL
-     ORDER BY m.keywords <#> (SELECT v FROM qvec) LIMIT %(n)s)
+     ORDER BY m.keywords <#> (SELECT v FROM qvec) LIMIT %(n)s){sparse_branches}
 )
 """
 
@@ -144,21 +145,36 @@ SELECT m.* FROM arm CROSS JOIN LATERAL (
 """
 
 
+_FILTER_COLUMNS = ", ".join(f"m.{c}" for c in FILTER_COLUMNS)
+
+
 def _statement(*parts: str) -> str:
-    """An arm's statement with everything that never changes filled in (only the filters
-    are left: they are the request's)."""
+    """An arm's statement with everything that never changes filled in (left: the filters
+    and how they narrow the search, which are the request's)."""
     return (
         "".join(parts)
         .replace("{columns}", MEMORY_COLUMNS_JOINED)
-        .replace("{postings_columns}", ", ".join(f"m.{c}" for c in FILTER_COLUMNS))
+        .replace("{postings_columns}", _FILTER_COLUMNS)
         .replace("%(kdims)s", str(KEYWORD_DIMENSIONS))
     )
 
 
-ARMS = {
+def _narrowed(template: str, narrowing: Narrowing) -> str:
+    return (
+        template.replace("{narrow}", narrowing.ctes)
+        .replace("{exact_gate}", narrowing.exact_gate)
+        .replace("{index_gate}", narrowing.index_gate)
+        .replace("{dense_branches}", narrowing.dense_branches)
+        .replace("{sparse_branches}", narrowing.sparse_branches)
+    )
+
+
+_TEMPLATES = {
     "vector": _statement(_QUERY_TERMS, _DENSE_ARM, _SCORED),
     "keyword": _statement(_QUERY_TERMS, _SPARSE_ARM, _SCORED),
 }
+# the statements of a recall whose filters narrow nothing, filled in once
+ARMS = {arm: _narrowed(template, UNNARROWED) for arm, template in _TEMPLATES.items()}
 
 
 @dataclass(frozen=True)
@@ -189,7 +205,10 @@ class Search:
             "budget": self.postings_budget,
             "specificity": self.specificity,
         }
-        return ARMS[arm].replace("{filters}", filter_sql(self.filter, params, "m")), params
+        filters = filter_sql(self.filter, params, "m")
+        narrowing = narrowing_of(self.filter, params, _FILTER_COLUMNS)
+        sql = ARMS[arm] if narrowing is UNNARROWED else _narrowed(_TEMPLATES[arm], narrowing)
+        return sql.replace("{filters}", filters), params
 
 
 async def arm_candidates(conn: Connection, search: Search, arm: str) -> list[dict[str, Any]]:

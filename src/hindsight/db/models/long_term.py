@@ -23,6 +23,7 @@ from sqlalchemy import (
     PrimaryKeyConstraint,
     Table,
     Text,
+    func,
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
@@ -209,6 +210,32 @@ Index(
     postgresql_with={"m": 16, "ef_construction": 64},
     postgresql_ops={"keywords": "sparsevec_ip_ops"},
 )
+# A selective filter of a large namespace is searched exactly among the rows it admits,
+# found through these (migration 0024, stores/narrowing.py): the labels (memory type and
+# tags, namespace-prefixed) and the time windows. Not last_observed or confidence: every
+# reinforcement changes them, and an indexed column's change rewrites both HNSW indexes.
+Index(
+    "ix_long_term_memory_labels",
+    func.hindsight_labels(
+        long_term_memory.c.namespace, long_term_memory.c.memory_type, long_term_memory.c.tags
+    ),
+    postgresql_using="gin",
+    postgresql_with={"fastupdate": "off"},
+    postgresql_where=text("live"),
+)
+Index(
+    "ix_long_term_memory_occurred",
+    long_term_memory.c.namespace,
+    text("coalesce(occurred_at, created_at)"),
+    postgresql_include=["occurred_at", "created_at"],
+    postgresql_where=text("live"),
+)
+Index(
+    "ix_long_term_memory_created",
+    long_term_memory.c.namespace,
+    long_term_memory.c.created_at,
+    postgresql_where=text("live"),
+)
 Index(
     "ix_long_term_memory_keyword_terms",
     long_term_memory.c.keyword_terms,
@@ -297,7 +324,13 @@ keyword_stats = Table(
         comment="Row id; rows are deltas, merged by maintenance.",
     ),
     Column("namespace", Text, nullable=False, comment="Namespace counted."),
-    Column("term", Integer, nullable=False, comment="Term hash; 0 counts active memories."),
+    Column(
+        "term",
+        Integer,
+        nullable=False,
+        comment="Term hash; 0 counts live memories; negative: a label (memory type or tag), "
+        "hindsight_label_term().",
+    ),
     Column(
         "df",
         BigInteger,

@@ -1,0 +1,169 @@
+"""Recall's filters, narrowed: a filter that admits few rows of a large namespace is searched
+exactly among them instead of through the HNSW graphs.
+
+Through HNSW, a filter is checked on the rows the walk meets, and pgvector's iterative scan
+walks on until k of them pass, up to hnsw.max_scan_tuples. The fewer a filter admits, the
+longer the walk, and the more of what it admits the walk never meets: on one namespace of
+100k English sentences, a filter admitting 5% took the vector arm 13-690 ms and missed 3 of
+20 memories asked for (benchmarks/README.md, items 29-30).
+
+So each arm first asks how many rows the filter admits, through the conditions an index can
+enumerate (migration 0024), cheapest first:
+
+- labels: the memory types (any of), the tags_any (any of), or one tag of tags_all,
+  whichever admits fewest, counted exactly from keyword_stats (no rows read);
+- the occurred_* window, then the created_* window: counted through their indexes, up to
+  one past the limit (at most that many index entries read).
+
+The first that admits at most HINDSIGHT_EXACT_SEARCH_MAX_ROWS rows is read through its
+index, the whole filter applied, and scored exactly: never more rows than the limit. When
+none does, the filter admits so many that the HNSW walk meets k of them soon (k·N/limit
+rows at most, on average). min_confidence and observed_* are not counted: confidence and
+last_observed change on every reinforcement, and an index over them would make each
+reinforcement rewrite both HNSW indexes. Alone, they narrow what the walk meets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hindsight.stores.arrays import array_literal
+from hindsight.stores.filters import MemoryFilter, created_sql, occurred_sql
+
+# Each alternative's count is the sum of its labels' (an upper bound for any of several:
+# a memory may hold two), read from the counts a trigger keeps (migration 0024).
+_LABELS = """
+label_alternatives AS (
+    SELECT array_agg(%(ns)s || '/' || l.label) AS keys,
+           sum((SELECT coalesce(sum(s.df), 0) FROM keyword_stats s
+                WHERE s.namespace = %(ns)s AND s.term = hindsight_label_term(l.label))) AS n
+    FROM unnest(%(labels)s::text[], %(label_alternatives)s::int[]) AS l(label, alternative)
+    GROUP BY l.alternative
+),
+fewest AS (SELECT keys, n FROM label_alternatives ORDER BY n LIMIT 1),
+"""
+
+# A window is counted through its index, one past the limit at most
+_COUNTED = """
+        WHEN (SELECT count(*) FROM (
+                  SELECT FROM long_term_memory m WHERE {condition}
+                  LIMIT %(exact_max)s + 1) c) <= %(exact_max)s THEN '{way}'"""
+
+# The branch each arm takes: `all` (a small namespace, scanned exactly), `index` (HNSW or
+# posting lists), or the first condition that narrows the filter to few rows. CASE stops
+# at the first that holds, so a later condition is never counted.
+_NARROW = """
+narrow AS (
+    SELECT CASE
+        WHEN (SELECT n FROM corpus) <= %(exact_max)s THEN 'all'{ways}
+        ELSE 'index' END AS way
+),
+"""
+
+# The rows the narrowing condition admits, through its index, and only the columns the arms
+# and the filters read. OFFSET 0 keeps the rest of the filter, applied outside, from
+# steering the scan onto another index; and the labels carry their namespace, so their
+# condition leaves it out: given it, a generic plan ANDed the label postings with the
+# namespace's whole primary key (8,040 entries for 20 memories).
+_ROWS = """
+    UNION ALL
+    (SELECT m.id FROM (
+         SELECT m.id, m.namespace, m.{vector}, {filter_columns} FROM long_term_memory m
+         WHERE {condition} OFFSET 0) m
+     WHERE m.namespace = %(ns)s{{filters}} AND (SELECT way FROM narrow) = '{way}'{also}
+     ORDER BY ({distance}) + 0 LIMIT %(n)s)"""
+
+_DENSE_DISTANCE = "m.embedding <=> %(qvec)s::halfvec"
+_SPARSE_DISTANCE = "m.keywords <#> (SELECT v FROM qvec)"
+# the keyword arm scores only rows that share a term with the query
+_SPARSE_ALSO = f" AND (SELECT v FROM qvec) IS NOT NULL AND {_SPARSE_DISTANCE} < 0"
+
+_LABELS_CONDITION = (
+    "m.live AND hindsight_labels(m.namespace, m.memory_type, m.tags) && (SELECT keys FROM fewest)"
+)
+_WINDOW_CONDITION = "m.namespace = %(ns)s AND m.live AND {window}"
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """What a filter lets the arms narrow by, as SQL: the CTEs that choose the branch, the
+    gates of the two branches every arm has, and each arm's narrowed branches."""
+
+    ctes: str
+    exact_gate: str  # a small namespace: scanned exactly
+    index_gate: str  # a large one the filter does not narrow: HNSW or the posting lists
+    dense_branches: str
+    sparse_branches: str
+
+
+UNNARROWED = Narrowing(
+    ctes="",
+    exact_gate="(SELECT n FROM corpus) <= %(exact_max)s",
+    index_gate="(SELECT n FROM corpus) > %(exact_max)s",
+    dense_branches="",
+    sparse_branches="",
+)
+
+
+def label_alternatives(f: MemoryFilter) -> tuple[list[str], list[int]]:
+    """The filter's label conditions, each a set of labels of which a memory must hold one:
+    the memory types, the tags_any, and each tag of tags_all on its own. Flattened: the
+    labels, and the alternative each belongs to."""
+    alternatives = []
+    if f.memory_types:
+        alternatives.append([f"type:{t}" for t in f.memory_types])
+    if f.tags_any:
+        alternatives.append([f"tag:{t}" for t in f.tags_any])
+    alternatives += [[f"tag:{t}"] for t in f.tags_all]
+    labels = [label for alternative in alternatives for label in alternative]
+    which = [i for i, alternative in enumerate(alternatives) for _ in alternative]
+    return labels, which
+
+
+def narrowing_of(f: MemoryFilter, params: dict[str, Any], filter_columns: str) -> Narrowing:
+    """How recall's arms narrow `f` (its values added to `params`). Only for recall's live
+    memories: the indexes cover live rows."""
+    if f.status != ("active", "cold"):
+        return UNNARROWED
+    conditions: list[tuple[str, str]] = []
+    labels, which = label_alternatives(f)
+    if labels:
+        params["labels"] = array_literal(labels)
+        params["label_alternatives"] = array_literal(which)
+        conditions.append(("labels", _LABELS_CONDITION))
+    for way, condition in (
+        ("occurred", occurred_sql(f, params, "m")),
+        ("created", created_sql(f, params, "m")),
+    ):
+        if condition:
+            conditions.append((way, _WINDOW_CONDITION.format(window=condition)))
+    if not conditions:
+        return UNNARROWED
+    ways = "".join(
+        "\n        WHEN (SELECT n FROM fewest) <= %(exact_max)s THEN 'labels'"
+        if way == "labels"
+        else _COUNTED.format(condition=condition, way=way)
+        for way, condition in conditions
+    )
+
+    def branches(vector: str, distance: str, also: str) -> str:
+        return "".join(
+            _ROWS.format(
+                vector=vector,
+                filter_columns=filter_columns,
+                condition=condition,
+                way=way,
+                also=also,
+                distance=distance,
+            )
+            for way, condition in conditions
+        )
+
+    return Narrowing(
+        ctes=(_LABELS if labels else "") + _NARROW.format(ways=ways),
+        exact_gate="(SELECT way FROM narrow) = 'all'",
+        index_gate="(SELECT way FROM narrow) = 'index'",
+        dense_branches=branches("embedding", _DENSE_DISTANCE, ""),
+        sparse_branches=branches("keywords", _SPARSE_DISTANCE, _SPARSE_ALSO),
+    )

@@ -1,0 +1,28 @@
+"""The label counts recall's filters decide by (keyword_stats, negative terms), against a
+count of the memories themselves."""
+
+from __future__ import annotations
+
+import psycopg
+
+
+def label_drift(url: str, namespace: str) -> list[tuple[str, int, int]]:
+    """Each label of the namespace's memories whose count in keyword_stats differs from a
+    count of its live memories: (label, counted, kept)."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            """
+            WITH labels AS (
+                SELECT l, count(*) FILTER (WHERE m.live) AS n
+                FROM long_term_memory m,
+                     unnest(array_prepend('type:' || m.memory_type,
+                                          ARRAY(SELECT 'tag:' || t FROM unnest(m.tags) t))) l
+                WHERE m.namespace = %(ns)s GROUP BY l
+            )
+            SELECT l, n, (SELECT coalesce(sum(df), 0) FROM keyword_stats
+                          WHERE namespace = %(ns)s AND term = hindsight_label_term(l))
+            FROM labels
+            """,
+            {"ns": namespace},
+        ).fetchall()
+    return [(label, int(n), int(kept)) for label, n, kept in rows if n != kept]
