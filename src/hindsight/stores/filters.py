@@ -80,6 +80,7 @@ FILTER_COLUMNS = (
     "occurred_at",
     "mem_key",
 )
+FILTER_COLUMNS_SQL = ", ".join(f"m.{c}" for c in FILTER_COLUMNS)  # as read through alias m
 _LIVE = {"active", "cold"}  # the statuses of `live` (models.LIVE_STATUSES)
 
 

@@ -10,7 +10,7 @@ from pgvector import HalfVector
 
 from hindsight.db.pool import Connection
 from hindsight.stores.arrays import array_literal
-from hindsight.stores.filters import FILTER_COLUMNS, MemoryFilter, filter_sql
+from hindsight.stores.filters import FILTER_COLUMNS_SQL, MemoryFilter, filter_sql
 from hindsight.stores.memories import MEMORY_COLUMNS_JOINED, NewClaim
 from hindsight.stores.narrowing import UNNARROWED, Narrowing, narrowing_of
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS
@@ -145,16 +145,13 @@ SELECT m.* FROM arm CROSS JOIN LATERAL (
 """
 
 
-_FILTER_COLUMNS = ", ".join(f"m.{c}" for c in FILTER_COLUMNS)
-
-
 def _statement(*parts: str) -> str:
     """An arm's statement with everything that never changes filled in (left: the filters
     and how they narrow the search, which are the request's)."""
     return (
         "".join(parts)
         .replace("{columns}", MEMORY_COLUMNS_JOINED)
-        .replace("{postings_columns}", _FILTER_COLUMNS)
+        .replace("{postings_columns}", FILTER_COLUMNS_SQL)
         .replace("%(kdims)s", str(KEYWORD_DIMENSIONS))
     )
 
@@ -206,7 +203,7 @@ class Search:
             "specificity": self.specificity,
         }
         filters = filter_sql(self.filter, params, "m")
-        narrowing = narrowing_of(self.filter, params, _FILTER_COLUMNS)
+        narrowing = narrowing_of(self.filter, params)
         sql = ARMS[arm] if narrowing is UNNARROWED else _narrowed(_TEMPLATES[arm], narrowing)
         return sql.replace("{filters}", filters), params
 
