@@ -38,7 +38,7 @@ from hindsight.config import Settings
 RESULTS = Path(__file__).resolve().parent / "results"
 
 UVICORN = [
-    "-m", "uvicorn", "--factory", "hindsight.api.asgi:app_from_env", "--log-level", "warning",
+    "-m", "uvicorn", "--factory", "hindsight.server:app_from_env", "--log-level", "warning",
     "--no-access-log", "--workers", "1", "--host", "127.0.0.1", "--port",
 ]  # fmt: skip
 GRANIAN = [
@@ -58,7 +58,7 @@ OPTIONS: dict[str, tuple[list[str], dict[str, str]]] = {
 @contextlib.contextmanager
 def server(command: list[str], env: dict[str, str]) -> Iterator[Service]:
     port = free_port()
-    target = ["hindsight.api.asgi:app_from_env"] if command is GRANIAN else []
+    target = ["hindsight.server:app_from_env"] if command is GRANIAN else []
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
     full_env.update(env)
     proc = subprocess.Popen([sys.executable, *command, str(port), *target], env=full_env)

@@ -12,6 +12,7 @@ from sqlalchemy import Connection, create_engine, pool, text
 from hindsight.config import Settings
 from hindsight.db.models import metadata
 from hindsight.db.urls import sqlalchemy_url
+from hindsight.embeddings.factory import embedder_name
 from hindsight.runtime.stores import database_url
 
 # Any fixed number; every Hindsight process that migrates takes the same lock.
@@ -45,9 +46,21 @@ def _run(connection: Connection) -> None:
         connection.commit()
 
 
+def _embedding_from_settings(attributes: dict[str, Any]) -> None:
+    """A bare `alembic upgrade` was told no embedding model: take it from settings when they
+    say its width (the built-in model's is known); else 0001 says what to set."""
+    if attributes.get("embedding_name") and attributes.get("embedding_dimensions"):
+        return
+    settings = Settings()
+    if settings.uses_builtin_embedder or settings.embedding_dimensions:
+        attributes["embedding_name"] = embedder_name(settings)
+        attributes["embedding_dimensions"] = settings.schema_embedding_dimensions
+
+
 def run_migrations_online() -> None:
     if context.config.config_file_name is not None:  # run as `alembic` from the repo root
         fileConfig(context.config.config_file_name, disable_existing_loggers=False)
+    _embedding_from_settings(context.config.attributes)
     connection = context.config.attributes.get("connection")
     if connection is not None:
         _run(connection)

@@ -22,9 +22,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, TTLConfig
 
-from hindsight.api import schemas
 from hindsight.client import Hindsight
 from hindsight.integrations.langgraph import HindsightStore
+from hindsight.wire.memories import MemoryOut
 from tests.conftest import ADMIN_KEY
 from tests.support.servers import ThreadServer
 
@@ -307,13 +307,13 @@ def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30.0) ->
         time.sleep(0.05)
 
 
-def memory_of(server: ThreadServer, ns: str, key: str) -> schemas.MemoryOut:
+def memory_of(server: ThreadServer, ns: str, key: str) -> MemoryOut:
     with Hindsight(server.url, api_key=ADMIN_KEY) as hs:
         (memory,) = hs.list_memories(ns, key=key).memories
     return memory
 
 
-def seconds_left(memory: schemas.MemoryOut) -> float:
+def seconds_left(memory: MemoryOut) -> float:
     assert memory.expires_at is not None
     return (memory.expires_at - datetime.now(UTC)).total_seconds()
 

@@ -33,8 +33,8 @@ ROUND_TRIP = textwrap.dedent(
     async def main() -> None:
         async with AsyncHindsight(url, api_key=key) as hs:
             hit = (await hs.recall(ns, "which city does the user live in", k=1)).results[0]
-            from hindsight.api import schemas
-            print("recall", hit.key, hit.value, type(hit) is schemas.RecallHit)
+            from hindsight.wire.recall import RecallHit
+            print("recall", hit.key, hit.value, type(hit) is RecallHit)
             steps = await hs.steps(ns, "s1")
             print("steps", [s.content for s in steps])
 
@@ -62,6 +62,6 @@ def test_the_sdk_alone_installs_without_the_server_and_makes_a_round_trip(
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == "observe created reinforced 0.6"
-    # the SDK's models are the server's, importable from hindsight.api.schemas
+    # the SDK's models are the server's, importable from hindsight.wire.memories
     assert lines[1] == "recall user.city Oslo True"
     assert lines[2] == "steps ['asked about trains']"

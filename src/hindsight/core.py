@@ -11,10 +11,8 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight.config import Settings
 from hindsight.db import migrate
 from hindsight.db.pool import Connection, open_pool
-from hindsight.db.reads import ReadRouter
 from hindsight.db.schema import ensure_embedding_matches
 from hindsight.embeddings import Embedder, create_embedder
-from hindsight.embeddings.cache import CachedEmbedder
 from hindsight.errors import ConfigurationError
 from hindsight.llm import LLM, create_llm
 from hindsight.maintenance.jobs import MaintenanceLoop
@@ -23,6 +21,7 @@ from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.auth import Authenticator, KeyService
 from hindsight.services.consolidation import ConsolidationService, JobWorker
 from hindsight.services.distill import Distiller
+from hindsight.services.embedding_cache import CachedEmbedder
 from hindsight.services.erasure import ErasureService
 from hindsight.services.export import ExportService
 from hindsight.services.extraction import ExtractionService
@@ -35,6 +34,7 @@ from hindsight.services.redaction import guard_embedder, guard_llm, guard_rerank
 from hindsight.services.search_indexes import IndexKeeper
 from hindsight.services.sessions import SessionService
 from hindsight.stores.hot_steps import HotSteps
+from hindsight.stores.reads import ReadRouter
 
 log = logging.getLogger(__name__)
 

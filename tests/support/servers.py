@@ -19,10 +19,10 @@ import httpx
 import psycopg
 import uvicorn
 
-from hindsight.api.app import create_app
 from hindsight.config import Settings
 from hindsight.db import migrate
 from hindsight.embeddings.builtin import BuiltinEmbedder
+from hindsight.server import create_app
 
 
 def free_port() -> int:
@@ -126,7 +126,7 @@ def spawn_server(
             "-m",
             "uvicorn",
             "--factory",
-            "hindsight.api.asgi:app_from_env",
+            "hindsight.server:app_from_env",
             "--host",
             "127.0.0.1",
             "--port",

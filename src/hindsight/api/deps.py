@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
-from starlette.types import Scope
 
-from hindsight import limits
+from hindsight.callers import client_address
 from hindsight.core import Hindsight
-from hindsight.errors import InvalidInput
 from hindsight.services import roles
 from hindsight.services.auth import Principal
+from hindsight.services.names import check_namespace, check_session_id
 from hindsight.services.roles import Role
-
-# Set in the scope of requests the app makes to itself (see hindsight.mcp.http).
-INTERNAL = "hindsight.internal"
-
-_NAMESPACE = re.compile(limits.NAMESPACE_PATTERN)
-_SESSION = re.compile(limits.SESSION_ID_PATTERN)
 
 
 # Dependencies are coroutines, even where nothing is awaited: FastAPI runs a plain function
@@ -42,34 +34,7 @@ async def get_principal(request: Request, core: CoreDep) -> Principal:
     return principal
 
 
-def client_address(scope: Scope) -> str | None:
-    """Whom a request's rate limit is counted against; None for the calls MCP tools make to
-    the app in-process (the MCP request that caused them was counted already)."""
-    if scope.get(INTERNAL):
-        return None
-    client = scope.get("client")
-    return str(client[0]) if client else "unknown"
-
-
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
-
-
-def check_namespace(namespace: str) -> str:
-    if not _NAMESPACE.match(namespace):
-        raise InvalidInput(
-            f"namespace: {namespace!r} is not a namespace; use 1-64 characters of letters, "
-            "digits, '.', '_' and '-', starting with a letter or digit"
-        )
-    return namespace
-
-
-def check_session_id(session_id: str) -> str:
-    if not _SESSION.match(session_id):
-        raise InvalidInput(
-            f"session_id: {session_id!r} is not a session id; use 1-128 characters of "
-            "letters, digits, '.', '_', ':' and '-', starting with a letter or digit"
-        )
-    return session_id
 
 
 def namespace_for(needed: Role, what: str) -> Callable[..., Awaitable[str]]:

@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from hindsight import limits
 from hindsight.errors import HindsightError, RateLimited, Unavailable
 from hindsight.observability import metrics
+from hindsight.wire.errors import field_path
 
 log = logging.getLogger(__name__)
 
@@ -29,20 +30,6 @@ def error_response(
         status_code=status,
         headers=headers,
     )
-
-
-def field_path(loc: tuple[Any, ...] | list[Any]) -> str:
-    """('body', 'memories', 3, 'key') -> 'memories[3].key'."""
-    parts = list(loc)
-    if parts and parts[0] in ("body", "query", "path", "header"):
-        parts = parts[1:]
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out or "body"
 
 
 def _describe(error: dict[str, Any]) -> str:

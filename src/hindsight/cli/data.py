@@ -18,7 +18,7 @@ from hindsight.cli.common import friendly
 
 
 def _checked(namespace: str) -> str:
-    from hindsight.api.deps import check_namespace
+    from hindsight.services.names import check_namespace
 
     return check_namespace(namespace)
 

@@ -37,7 +37,7 @@ def keys() -> None:
 @friendly
 def keys_create(name: str, role: str, namespaces: tuple[str, ...], all_namespaces: bool) -> None:
     """Create a key; it is shown once and only its hash is stored."""
-    from hindsight.api.deps import check_namespace
+    from hindsight.services.names import check_namespace
 
     if bool(namespaces) == all_namespaces:
         raise click.UsageError(

@@ -96,8 +96,8 @@ def serve(host: str | None, port: int | None, workers: int | None) -> None:
     """Serve the REST API, MCP and docs, starting embedded stores when none is configured."""
     import uvicorn
 
-    from hindsight.api.app import create_app
     from hindsight.observability import metrics
+    from hindsight.server import create_app
 
     settings = load_settings(host=host, port=port, workers=workers)
     configure_logging(settings)
@@ -131,13 +131,13 @@ def serve(host: str | None, port: int | None, workers: int | None) -> None:
             with tempfile.TemporaryDirectory(prefix="hindsight-metrics-") as scratch:
                 metrics.prepare_multiprocess_dir(Path(metrics.multiprocess_dir() or scratch))
                 uvicorn.run(
-                    "hindsight.api.asgi:app_from_env",
+                    "hindsight.server:app_from_env",
                     factory=True,
                     host=settings.host,
                     port=settings.port,
                     workers=settings.workers,
                     log_level=settings.log_level,
-                    log_config=None,  # each worker sets up our logging (api.asgi)
+                    log_config=None,  # each worker sets up our logging (server.app_from_env)
                     access_log=False,
                     timeout_graceful_shutdown=10,
                     # a worker must answer uvicorn's ping within this from its start; its
@@ -159,12 +159,34 @@ def serve(host: str | None, port: int | None, workers: int | None) -> None:
 @click.option("--namespace", default=None, help="Namespace for tool calls that name none.")
 @friendly
 def mcp(url: str | None, api_key: str | None, namespace: str | None) -> None:
-    """Serve MCP over stdio (for Claude Desktop, Cursor and other desktop clients)."""
+    """Serve MCP over stdio (for Claude Desktop, Cursor and other desktop clients).
+
+    It bridges to the service at --url / HINDSIGHT_URL, or the one already answering on
+    this machine's configured port. When none runs, it serves from its own process
+    instead: the same stores (embedded ones in HINDSIGHT_DATA_DIR unless configured), the
+    same app, reached in-process, so a desktop client needs nothing else started."""
+    from hindsight.client import AsyncHindsight
     from hindsight.mcp import stdio
+    from hindsight.server import in_process
 
     settings = load_settings()
     # stdout carries the protocol: every log line goes to stderr
     logging.basicConfig(
         level="WARNING", stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    stdio.run(settings, url=url, api_key=api_key, namespace=namespace)
+    key = api_key or (settings.api_key.get_secret_value() if settings.api_key else None)
+    local = f"http://{settings.host}:{settings.port}"
+    if url or stdio.reachable(local):
+        asyncio.run(stdio.serve(AsyncHindsight(url or local, key), namespace))
+        return
+    with serving_stores(settings) as stores:
+        if settings.auto_migrate:
+            asyncio.run(core.migrate_for(settings, stores.database_url))
+
+        async def go() -> None:
+            async with in_process(
+                settings, stores.database_url, stores.redis_url, api_key
+            ) as client:
+                await stdio.serve(client, namespace)
+
+        asyncio.run(go())

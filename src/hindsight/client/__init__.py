@@ -1,6 +1,6 @@
 """Python SDK for Hindsight: `Hindsight` (sync) and `AsyncHindsight` (asyncio), over httpx.
 
-Every REST call has a method; results are the typed models of `hindsight.api.schemas`.
+Every REST call has a method; results are the typed models of `hindsight.wire.memories`.
 Errors raise `APIError` (with the server's status, code and message) or `TransportError`.
 """
 

@@ -18,7 +18,6 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from hindsight.api import lifecycle_schemas, schemas
 from hindsight.client._options import (
     ForgetPolicy as ForgetPolicy,
     ListFilters as ListFilters,
@@ -35,6 +34,27 @@ from hindsight.client._sending import (
     error_from as error_from,
     result as result,
     retryable as retryable,
+)
+from hindsight.wire.extraction import ExtractOut
+from hindsight.wire.feedback import FeedbackOut
+from hindsight.wire.memories import (
+    EraseReceipt,
+    ForgetOut,
+    HistoryEntry,
+    MemoryOut,
+    MemoryPage,
+    ObserveResult,
+    Rejected,
+    Whoami,
+)
+from hindsight.wire.recall import RecallLogOut, RecallOut
+from hindsight.wire.sessions import (
+    ContextOut,
+    JobOut,
+    SessionDeleted,
+    SessionEnded,
+    SessionOut,
+    StepOut,
 )
 
 
@@ -90,7 +110,7 @@ def _nothing(_: Any) -> None:
 
 def observe(namespace: str, key: str, value: str, fields: MemoryFields) -> Call:
     body = _json({"key": key, "value": value, **fields})
-    return Call("POST", f"{_ns(namespace)}/memories", _model(schemas.ObserveResult), json=body)
+    return Call("POST", f"{_ns(namespace)}/memories", _model(ObserveResult), json=body)
 
 
 def observe_many(
@@ -102,7 +122,7 @@ def observe_many(
     return Call(
         "POST",
         f"{_ns(namespace)}/memories:batch",
-        lambda body: [schemas.ObserveResult.model_validate(r) for r in body["results"]],
+        lambda body: [ObserveResult.model_validate(r) for r in body["results"]],
         json=body,
     )
 
@@ -111,7 +131,7 @@ def recall(namespace: str, query: str, options: RecallOptions) -> Call:
     return Call(
         "POST",
         f"{_ns(namespace)}/recall",
-        _model(schemas.RecallOut),
+        _model(RecallOut),
         json=_json({"query": query, **options}),
         idempotent=True,
     )
@@ -121,7 +141,7 @@ def explain(namespace: str, recall_id: str) -> Call:
     return Call(
         "GET",
         f"{_ns(namespace)}/recalls/{recall_id}",
-        _model(schemas.RecallLogOut),
+        _model(RecallLogOut),
         idempotent=True,
     )
 
@@ -130,7 +150,7 @@ def get(namespace: str, memory_id: str) -> Call:
     return Call(
         "GET",
         f"{_ns(namespace)}/memories/{_id(memory_id)}",
-        _model(schemas.MemoryOut),
+        _model(MemoryOut),
         idempotent=True,
     )
 
@@ -142,7 +162,7 @@ def list_page(namespace: str, limit: int, cursor: str | None, filters: ListFilte
     return Call(
         "GET",
         f"{_ns(namespace)}/memories",
-        _model(schemas.MemoryPage),
+        _model(MemoryPage),
         params=params,
         idempotent=True,
     )
@@ -152,7 +172,7 @@ def update(namespace: str, memory_id: str, changes: MemoryChanges) -> Call:
     return Call(
         "PATCH",
         f"{_ns(namespace)}/memories/{_id(memory_id)}",
-        _model(schemas.MemoryOut),
+        _model(MemoryOut),
         json=_json(dict(changes)),
         idempotent=True,
     )
@@ -166,7 +186,7 @@ def approve(namespace: str, memory_id: str, reason: str | None) -> Call:
     return Call(
         "POST",
         f"{_ns(namespace)}/memories/{_id(memory_id)}:approve",
-        _model(schemas.MemoryOut),
+        _model(MemoryOut),
         json={"reason": reason} if reason else None,
     )
 
@@ -175,7 +195,7 @@ def reject(namespace: str, memory_id: str, reason: str | None) -> Call:
     return Call(
         "POST",
         f"{_ns(namespace)}/memories/{_id(memory_id)}:reject",
-        _model(schemas.Rejected),
+        _model(Rejected),
         json={"reason": reason} if reason else None,
     )
 
@@ -184,7 +204,7 @@ def feedback(namespace: str, recall_id: str, used: list[str], unused: list[str])
     return Call(
         "POST",
         f"{_ns(namespace)}/recalls/{recall_id}/feedback",
-        _model(lifecycle_schemas.FeedbackOut),
+        _model(FeedbackOut),
         json={"used": used, "unused": unused},
         idempotent=True,  # a repeated verdict counts once
     )
@@ -194,7 +214,7 @@ def history(namespace: str, memory_id: str) -> Call:
     return Call(
         "GET",
         f"{_ns(namespace)}/memories/{_id(memory_id)}/history",
-        lambda body: [schemas.HistoryEntry.model_validate(h) for h in body["history"]],
+        lambda body: [HistoryEntry.model_validate(h) for h in body["history"]],
         idempotent=True,
     )
 
@@ -203,7 +223,7 @@ def forget(namespace: str, policy: ForgetPolicy) -> Call:
     return Call(
         "POST",
         f"{_ns(namespace)}/memories:forget",
-        _model(schemas.ForgetOut),
+        _model(ForgetOut),
         json=_json(dict(policy)),
         idempotent=bool(policy.get("dry_run")),
     )
@@ -225,7 +245,7 @@ def extract(
     return Call(
         "POST",
         f"{_ns(namespace)}/memories:extract",
-        _model(schemas.ExtractOut),
+        _model(ExtractOut),
         json=body,
         idempotent=dry_run,
     )
@@ -239,7 +259,7 @@ def append(namespace: str, session_id: str, content: str, fields: StepFields) ->
     return Call(
         "POST",
         f"{_session(namespace, session_id)}/steps",
-        _model(schemas.StepOut),
+        _model(StepOut),
         json=body,
         idempotent=True,
     )
@@ -252,7 +272,7 @@ def steps(namespace: str, session_id: str, recent: int, before: int | None = Non
     return Call(
         "GET",
         f"{_session(namespace, session_id)}/steps",
-        lambda body: [schemas.StepOut.model_validate(s) for s in body["steps"]],
+        lambda body: [StepOut.model_validate(s) for s in body["steps"]],
         params=params,
         idempotent=True,
     )
@@ -260,28 +280,28 @@ def steps(namespace: str, session_id: str, recent: int, before: int | None = Non
 
 def pop_step(namespace: str, session_id: str) -> Call:
     # Not idempotent: a repeat after an unknown outcome would remove a second step.
-    return Call("DELETE", f"{_session(namespace, session_id)}/steps:last", _model(schemas.StepOut))
+    return Call("DELETE", f"{_session(namespace, session_id)}/steps:last", _model(StepOut))
 
 
 def context(namespace: str, session_id: str, recent: int, max_chars: int) -> Call:
     return Call(
         "GET",
         f"{_session(namespace, session_id)}/context",
-        _model(schemas.ContextOut),
+        _model(ContextOut),
         params={"recent": recent, "max_chars": max_chars},
         idempotent=True,
     )
 
 
 def session(namespace: str, session_id: str) -> Call:
-    return Call("GET", _session(namespace, session_id), _model(schemas.SessionOut), idempotent=True)
+    return Call("GET", _session(namespace, session_id), _model(SessionOut), idempotent=True)
 
 
 def end_session(namespace: str, session_id: str) -> Call:
     return Call(
         "POST",
         f"{_session(namespace, session_id)}:end",
-        _model(schemas.SessionEnded),
+        _model(SessionEnded),
         idempotent=True,
     )
 
@@ -290,21 +310,21 @@ def consolidate(namespace: str, session_id: str) -> Call:
     return Call(
         "POST",
         f"{_session(namespace, session_id)}:consolidate",
-        _model(schemas.JobOut),
+        _model(JobOut),
         idempotent=True,
     )
 
 
 def delete_session(namespace: str, session_id: str) -> Call:
-    return Call("DELETE", _session(namespace, session_id), _model(schemas.SessionDeleted))
+    return Call("DELETE", _session(namespace, session_id), _model(SessionDeleted))
 
 
 def job(namespace: str, job_id: str) -> Call:
-    return Call("GET", f"{_ns(namespace)}/jobs/{job_id}", _model(schemas.JobOut), idempotent=True)
+    return Call("GET", f"{_ns(namespace)}/jobs/{job_id}", _model(JobOut), idempotent=True)
 
 
 def whoami() -> Call:
-    return Call("GET", "/v1/whoami", _model(schemas.Whoami), idempotent=True)
+    return Call("GET", "/v1/whoami", _model(Whoami), idempotent=True)
 
 
 # --- a namespace as a whole ---
@@ -323,7 +343,7 @@ def set_policy(namespace: str, document: Mapping[str, Any]) -> Call:
 
 
 def erase_namespace(namespace: str) -> Call:
-    return Call("DELETE", _ns(namespace), _model(schemas.EraseReceipt))
+    return Call("DELETE", _ns(namespace), _model(EraseReceipt))
 
 
 def _json_lines(text: str | None) -> list[dict[str, Any]]:

@@ -10,8 +10,28 @@ from typing import Any, Unpack
 
 import httpx
 
-from hindsight.api import lifecycle_schemas, schemas
 from hindsight.client import _calls as c
+from hindsight.wire.extraction import ExtractOut
+from hindsight.wire.feedback import FeedbackOut
+from hindsight.wire.memories import (
+    EraseReceipt,
+    ForgetOut,
+    HistoryEntry,
+    MemoryOut,
+    MemoryPage,
+    ObserveResult,
+    Rejected,
+    Whoami,
+)
+from hindsight.wire.recall import RecallLogOut, RecallOut
+from hindsight.wire.sessions import (
+    ContextOut,
+    JobOut,
+    SessionDeleted,
+    SessionEnded,
+    SessionOut,
+    StepOut,
+)
 
 
 class AsyncHindsight:
@@ -69,32 +89,32 @@ class AsyncHindsight:
     # --- long-term memory ---
     async def observe(
         self, namespace: str, key: str, value: str, **fields: Unpack[c.MemoryFields]
-    ) -> schemas.ObserveResult:
-        result: schemas.ObserveResult = await self._run(c.observe(namespace, key, value, fields))
+    ) -> ObserveResult:
+        result: ObserveResult = await self._run(c.observe(namespace, key, value, fields))
         return result
 
     async def observe_many(
         self, namespace: str, memories: Iterable[Mapping[str, Any]], *, dedup: bool = True
-    ) -> list[schemas.ObserveResult]:
+    ) -> list[ObserveResult]:
         """Store or reinforce each memory, in order. `dedup=False`: a new key is never
         merged into a near-identical memory under another key."""
-        result: list[schemas.ObserveResult] = await self._run(
+        result: list[ObserveResult] = await self._run(
             c.observe_many(namespace, memories, dedup=dedup)
         )
         return result
 
     async def recall(
         self, namespace: str, query: str, **options: Unpack[c.RecallOptions]
-    ) -> schemas.RecallOut:
-        result: schemas.RecallOut = await self._run(c.recall(namespace, query, options))
+    ) -> RecallOut:
+        result: RecallOut = await self._run(c.recall(namespace, query, options))
         return result
 
-    async def explain(self, namespace: str, recall_id: str) -> schemas.RecallLogOut:
-        result: schemas.RecallLogOut = await self._run(c.explain(namespace, str(recall_id)))
+    async def explain(self, namespace: str, recall_id: str) -> RecallLogOut:
+        result: RecallLogOut = await self._run(c.explain(namespace, str(recall_id)))
         return result
 
-    async def get(self, namespace: str, memory_id: str) -> schemas.MemoryOut:
-        result: schemas.MemoryOut = await self._run(c.get(namespace, str(memory_id)))
+    async def get(self, namespace: str, memory_id: str) -> MemoryOut:
+        result: MemoryOut = await self._run(c.get(namespace, str(memory_id)))
         return result
 
     async def list_memories(
@@ -103,13 +123,13 @@ class AsyncHindsight:
         limit: int = 100,
         cursor: str | None = None,
         **filters: Unpack[c.ListFilters],
-    ) -> schemas.MemoryPage:
-        result: schemas.MemoryPage = await self._run(c.list_page(namespace, limit, cursor, filters))
+    ) -> MemoryPage:
+        result: MemoryPage = await self._run(c.list_page(namespace, limit, cursor, filters))
         return result
 
     async def iter_memories(
         self, namespace: str, page_size: int = 500, **filters: Unpack[c.ListFilters]
-    ) -> AsyncIterator[schemas.MemoryOut]:
+    ) -> AsyncIterator[MemoryOut]:
         """Every memory, following the cursor: each exactly once."""
         cursor = None
         while True:
@@ -122,8 +142,8 @@ class AsyncHindsight:
 
     async def update(
         self, namespace: str, memory_id: str, **changes: Unpack[c.MemoryChanges]
-    ) -> schemas.MemoryOut:
-        result: schemas.MemoryOut = await self._run(c.update(namespace, str(memory_id), changes))
+    ) -> MemoryOut:
+        result: MemoryOut = await self._run(c.update(namespace, str(memory_id), changes))
         return result
 
     async def delete(self, namespace: str, memory_id: str) -> None:
@@ -131,25 +151,21 @@ class AsyncHindsight:
 
     async def quarantined(
         self, namespace: str, limit: int = 100, cursor: str | None = None
-    ) -> schemas.MemoryPage:
+    ) -> MemoryPage:
         """The review queue: memories waiting for a curator's approve or reject."""
-        result: schemas.MemoryPage = await self._run(
+        result: MemoryPage = await self._run(
             c.list_page(namespace, limit, cursor, {"status": "quarantined"})
         )
         return result
 
-    async def approve(
-        self, namespace: str, memory_id: str, reason: str | None = None
-    ) -> schemas.MemoryOut:
+    async def approve(self, namespace: str, memory_id: str, reason: str | None = None) -> MemoryOut:
         """A curator's yes to a quarantined memory: it becomes the active one of its key."""
-        result: schemas.MemoryOut = await self._run(c.approve(namespace, str(memory_id), reason))
+        result: MemoryOut = await self._run(c.approve(namespace, str(memory_id), reason))
         return result
 
-    async def reject(
-        self, namespace: str, memory_id: str, reason: str | None = None
-    ) -> schemas.Rejected:
+    async def reject(self, namespace: str, memory_id: str, reason: str | None = None) -> Rejected:
         """A curator's no to a quarantined memory: it is erased (a `rejected` tombstone)."""
-        result: schemas.Rejected = await self._run(c.reject(namespace, str(memory_id), reason))
+        result: Rejected = await self._run(c.reject(namespace, str(memory_id), reason))
         return result
 
     async def feedback(
@@ -158,19 +174,19 @@ class AsyncHindsight:
         recall_id: str,
         used: list[str] | None = None,
         unused: list[str] | None = None,
-    ) -> lifecycle_schemas.FeedbackOut:
+    ) -> FeedbackOut:
         """Say which of a recall's results were used."""
-        result: lifecycle_schemas.FeedbackOut = await self._run(
+        result: FeedbackOut = await self._run(
             c.feedback(namespace, str(recall_id), list(used or []), list(unused or []))
         )
         return result
 
-    async def history(self, namespace: str, memory_id: str) -> list[schemas.HistoryEntry]:
-        result: list[schemas.HistoryEntry] = await self._run(c.history(namespace, str(memory_id)))
+    async def history(self, namespace: str, memory_id: str) -> list[HistoryEntry]:
+        result: list[HistoryEntry] = await self._run(c.history(namespace, str(memory_id)))
         return result
 
-    async def forget(self, namespace: str, **policy: Unpack[c.ForgetPolicy]) -> schemas.ForgetOut:
-        result: schemas.ForgetOut = await self._run(c.forget(namespace, policy))
+    async def forget(self, namespace: str, **policy: Unpack[c.ForgetPolicy]) -> ForgetOut:
+        result: ForgetOut = await self._run(c.forget(namespace, policy))
         return result
 
     async def extract(
@@ -181,8 +197,8 @@ class AsyncHindsight:
         dry_run: bool = False,
         min_importance: float | None = None,
         source: str | None = None,
-    ) -> schemas.ExtractOut:
-        result: schemas.ExtractOut = await self._run(
+    ) -> ExtractOut:
+        result: ExtractOut = await self._run(
             c.extract(
                 namespace, messages, dry_run=dry_run, min_importance=min_importance, source=source
             )
@@ -192,55 +208,51 @@ class AsyncHindsight:
     # --- working memory ---
     async def append(
         self, namespace: str, session_id: str, content: str, **fields: Unpack[c.StepFields]
-    ) -> schemas.StepOut:
-        result: schemas.StepOut = await self._run(c.append(namespace, session_id, content, fields))
+    ) -> StepOut:
+        result: StepOut = await self._run(c.append(namespace, session_id, content, fields))
         return result
 
     async def steps(
         self, namespace: str, session_id: str, recent: int = 20, before: int | None = None
-    ) -> list[schemas.StepOut]:
+    ) -> list[StepOut]:
         """The newest `recent` live steps (below index `before`, if given), in step order."""
-        result: list[schemas.StepOut] = await self._run(
-            c.steps(namespace, session_id, recent, before)
-        )
+        result: list[StepOut] = await self._run(c.steps(namespace, session_id, recent, before))
         return result
 
-    async def pop_step(self, namespace: str, session_id: str) -> schemas.StepOut:
+    async def pop_step(self, namespace: str, session_id: str) -> StepOut:
         """Remove and return the newest live step (`APIError` 404 when there is none)."""
-        result: schemas.StepOut = await self._run(c.pop_step(namespace, session_id))
+        result: StepOut = await self._run(c.pop_step(namespace, session_id))
         return result
 
     async def context(
         self, namespace: str, session_id: str, recent: int = 10, max_chars: int = 8000
-    ) -> schemas.ContextOut:
-        result: schemas.ContextOut = await self._run(
-            c.context(namespace, session_id, recent, max_chars)
-        )
+    ) -> ContextOut:
+        result: ContextOut = await self._run(c.context(namespace, session_id, recent, max_chars))
         return result
 
-    async def session(self, namespace: str, session_id: str) -> schemas.SessionOut:
-        result: schemas.SessionOut = await self._run(c.session(namespace, session_id))
+    async def session(self, namespace: str, session_id: str) -> SessionOut:
+        result: SessionOut = await self._run(c.session(namespace, session_id))
         return result
 
-    async def end_session(self, namespace: str, session_id: str) -> schemas.SessionEnded:
-        result: schemas.SessionEnded = await self._run(c.end_session(namespace, session_id))
+    async def end_session(self, namespace: str, session_id: str) -> SessionEnded:
+        result: SessionEnded = await self._run(c.end_session(namespace, session_id))
         return result
 
-    async def consolidate(self, namespace: str, session_id: str) -> schemas.JobOut:
-        result: schemas.JobOut = await self._run(c.consolidate(namespace, session_id))
+    async def consolidate(self, namespace: str, session_id: str) -> JobOut:
+        result: JobOut = await self._run(c.consolidate(namespace, session_id))
         return result
 
-    async def delete_session(self, namespace: str, session_id: str) -> schemas.SessionDeleted:
-        result: schemas.SessionDeleted = await self._run(c.delete_session(namespace, session_id))
+    async def delete_session(self, namespace: str, session_id: str) -> SessionDeleted:
+        result: SessionDeleted = await self._run(c.delete_session(namespace, session_id))
         return result
 
-    async def job(self, namespace: str, job_id: str) -> schemas.JobOut:
-        result: schemas.JobOut = await self._run(c.job(namespace, str(job_id)))
+    async def job(self, namespace: str, job_id: str) -> JobOut:
+        result: JobOut = await self._run(c.job(namespace, str(job_id)))
         return result
 
     async def wait_for_job(
         self, namespace: str, job_id: str, timeout: float = 120.0, poll: float = 0.5
-    ) -> schemas.JobOut:
+    ) -> JobOut:
         """Poll a consolidation job until it succeeds or fails (or `timeout` passes)."""
         deadline = time.monotonic() + timeout
         while True:
@@ -249,8 +261,8 @@ class AsyncHindsight:
                 return current
             await asyncio.sleep(poll)
 
-    async def whoami(self) -> schemas.Whoami:
-        result: schemas.Whoami = await self._run(c.whoami())
+    async def whoami(self) -> Whoami:
+        result: Whoami = await self._run(c.whoami())
         return result
 
     # --- a namespace as a whole ---
@@ -264,9 +276,9 @@ class AsyncHindsight:
         result: dict[str, Any] = await self._run(c.set_policy(namespace, document))
         return result
 
-    async def erase_namespace(self, namespace: str) -> schemas.EraseReceipt:
+    async def erase_namespace(self, namespace: str) -> EraseReceipt:
         """Erase every row and Redis key of the namespace; the receipt counts what went."""
-        result: schemas.EraseReceipt = await self._run(c.erase_namespace(namespace))
+        result: EraseReceipt = await self._run(c.erase_namespace(namespace))
         return result
 
     async def export(self, namespace: str, *, sessions: bool = False) -> list[dict[str, Any]]:

@@ -9,8 +9,28 @@ from typing import Any, Unpack
 
 import httpx
 
-from hindsight.api import lifecycle_schemas, schemas
 from hindsight.client import _calls as c
+from hindsight.wire.extraction import ExtractOut
+from hindsight.wire.feedback import FeedbackOut
+from hindsight.wire.memories import (
+    EraseReceipt,
+    ForgetOut,
+    HistoryEntry,
+    MemoryOut,
+    MemoryPage,
+    ObserveResult,
+    Rejected,
+    Whoami,
+)
+from hindsight.wire.recall import RecallLogOut, RecallOut
+from hindsight.wire.sessions import (
+    ContextOut,
+    JobOut,
+    SessionDeleted,
+    SessionEnded,
+    SessionOut,
+    StepOut,
+)
 
 
 class Hindsight:
@@ -68,32 +88,28 @@ class Hindsight:
     # --- long-term memory ---
     def observe(
         self, namespace: str, key: str, value: str, **fields: Unpack[c.MemoryFields]
-    ) -> schemas.ObserveResult:
-        result: schemas.ObserveResult = self._run(c.observe(namespace, key, value, fields))
+    ) -> ObserveResult:
+        result: ObserveResult = self._run(c.observe(namespace, key, value, fields))
         return result
 
     def observe_many(
         self, namespace: str, memories: Iterable[Mapping[str, Any]], *, dedup: bool = True
-    ) -> list[schemas.ObserveResult]:
+    ) -> list[ObserveResult]:
         """Store or reinforce each memory, in order. `dedup=False`: a new key is never
         merged into a near-identical memory under another key."""
-        result: list[schemas.ObserveResult] = self._run(
-            c.observe_many(namespace, memories, dedup=dedup)
-        )
+        result: list[ObserveResult] = self._run(c.observe_many(namespace, memories, dedup=dedup))
         return result
 
-    def recall(
-        self, namespace: str, query: str, **options: Unpack[c.RecallOptions]
-    ) -> schemas.RecallOut:
-        result: schemas.RecallOut = self._run(c.recall(namespace, query, options))
+    def recall(self, namespace: str, query: str, **options: Unpack[c.RecallOptions]) -> RecallOut:
+        result: RecallOut = self._run(c.recall(namespace, query, options))
         return result
 
-    def explain(self, namespace: str, recall_id: str) -> schemas.RecallLogOut:
-        result: schemas.RecallLogOut = self._run(c.explain(namespace, str(recall_id)))
+    def explain(self, namespace: str, recall_id: str) -> RecallLogOut:
+        result: RecallLogOut = self._run(c.explain(namespace, str(recall_id)))
         return result
 
-    def get(self, namespace: str, memory_id: str) -> schemas.MemoryOut:
-        result: schemas.MemoryOut = self._run(c.get(namespace, str(memory_id)))
+    def get(self, namespace: str, memory_id: str) -> MemoryOut:
+        result: MemoryOut = self._run(c.get(namespace, str(memory_id)))
         return result
 
     def list_memories(
@@ -102,13 +118,13 @@ class Hindsight:
         limit: int = 100,
         cursor: str | None = None,
         **filters: Unpack[c.ListFilters],
-    ) -> schemas.MemoryPage:
-        result: schemas.MemoryPage = self._run(c.list_page(namespace, limit, cursor, filters))
+    ) -> MemoryPage:
+        result: MemoryPage = self._run(c.list_page(namespace, limit, cursor, filters))
         return result
 
     def iter_memories(
         self, namespace: str, page_size: int = 500, **filters: Unpack[c.ListFilters]
-    ) -> Iterator[schemas.MemoryOut]:
+    ) -> Iterator[MemoryOut]:
         """Every memory, following the cursor: each exactly once."""
         cursor = None
         while True:
@@ -120,8 +136,8 @@ class Hindsight:
 
     def update(
         self, namespace: str, memory_id: str, **changes: Unpack[c.MemoryChanges]
-    ) -> schemas.MemoryOut:
-        result: schemas.MemoryOut = self._run(c.update(namespace, str(memory_id), changes))
+    ) -> MemoryOut:
+        result: MemoryOut = self._run(c.update(namespace, str(memory_id), changes))
         return result
 
     def delete(self, namespace: str, memory_id: str) -> None:
@@ -129,23 +145,21 @@ class Hindsight:
 
     def quarantined(
         self, namespace: str, limit: int = 100, cursor: str | None = None
-    ) -> schemas.MemoryPage:
+    ) -> MemoryPage:
         """The review queue: memories waiting for a curator's approve or reject."""
-        result: schemas.MemoryPage = self._run(
+        result: MemoryPage = self._run(
             c.list_page(namespace, limit, cursor, {"status": "quarantined"})
         )
         return result
 
-    def approve(
-        self, namespace: str, memory_id: str, reason: str | None = None
-    ) -> schemas.MemoryOut:
+    def approve(self, namespace: str, memory_id: str, reason: str | None = None) -> MemoryOut:
         """A curator's yes to a quarantined memory: it becomes the active one of its key."""
-        result: schemas.MemoryOut = self._run(c.approve(namespace, str(memory_id), reason))
+        result: MemoryOut = self._run(c.approve(namespace, str(memory_id), reason))
         return result
 
-    def reject(self, namespace: str, memory_id: str, reason: str | None = None) -> schemas.Rejected:
+    def reject(self, namespace: str, memory_id: str, reason: str | None = None) -> Rejected:
         """A curator's no to a quarantined memory: it is erased (a `rejected` tombstone)."""
-        result: schemas.Rejected = self._run(c.reject(namespace, str(memory_id), reason))
+        result: Rejected = self._run(c.reject(namespace, str(memory_id), reason))
         return result
 
     def feedback(
@@ -154,19 +168,19 @@ class Hindsight:
         recall_id: str,
         used: list[str] | None = None,
         unused: list[str] | None = None,
-    ) -> lifecycle_schemas.FeedbackOut:
+    ) -> FeedbackOut:
         """Say which of a recall's results were used."""
-        result: lifecycle_schemas.FeedbackOut = self._run(
+        result: FeedbackOut = self._run(
             c.feedback(namespace, str(recall_id), list(used or []), list(unused or []))
         )
         return result
 
-    def history(self, namespace: str, memory_id: str) -> list[schemas.HistoryEntry]:
-        result: list[schemas.HistoryEntry] = self._run(c.history(namespace, str(memory_id)))
+    def history(self, namespace: str, memory_id: str) -> list[HistoryEntry]:
+        result: list[HistoryEntry] = self._run(c.history(namespace, str(memory_id)))
         return result
 
-    def forget(self, namespace: str, **policy: Unpack[c.ForgetPolicy]) -> schemas.ForgetOut:
-        result: schemas.ForgetOut = self._run(c.forget(namespace, policy))
+    def forget(self, namespace: str, **policy: Unpack[c.ForgetPolicy]) -> ForgetOut:
+        result: ForgetOut = self._run(c.forget(namespace, policy))
         return result
 
     def extract(
@@ -177,8 +191,8 @@ class Hindsight:
         dry_run: bool = False,
         min_importance: float | None = None,
         source: str | None = None,
-    ) -> schemas.ExtractOut:
-        result: schemas.ExtractOut = self._run(
+    ) -> ExtractOut:
+        result: ExtractOut = self._run(
             c.extract(
                 namespace, messages, dry_run=dry_run, min_importance=min_importance, source=source
             )
@@ -188,51 +202,51 @@ class Hindsight:
     # --- working memory ---
     def append(
         self, namespace: str, session_id: str, content: str, **fields: Unpack[c.StepFields]
-    ) -> schemas.StepOut:
-        result: schemas.StepOut = self._run(c.append(namespace, session_id, content, fields))
+    ) -> StepOut:
+        result: StepOut = self._run(c.append(namespace, session_id, content, fields))
         return result
 
     def steps(
         self, namespace: str, session_id: str, recent: int = 20, before: int | None = None
-    ) -> list[schemas.StepOut]:
+    ) -> list[StepOut]:
         """The newest `recent` live steps (below index `before`, if given), in step order."""
-        result: list[schemas.StepOut] = self._run(c.steps(namespace, session_id, recent, before))
+        result: list[StepOut] = self._run(c.steps(namespace, session_id, recent, before))
         return result
 
-    def pop_step(self, namespace: str, session_id: str) -> schemas.StepOut:
+    def pop_step(self, namespace: str, session_id: str) -> StepOut:
         """Remove and return the newest live step (`APIError` 404 when there is none)."""
-        result: schemas.StepOut = self._run(c.pop_step(namespace, session_id))
+        result: StepOut = self._run(c.pop_step(namespace, session_id))
         return result
 
     def context(
         self, namespace: str, session_id: str, recent: int = 10, max_chars: int = 8000
-    ) -> schemas.ContextOut:
-        result: schemas.ContextOut = self._run(c.context(namespace, session_id, recent, max_chars))
+    ) -> ContextOut:
+        result: ContextOut = self._run(c.context(namespace, session_id, recent, max_chars))
         return result
 
-    def session(self, namespace: str, session_id: str) -> schemas.SessionOut:
-        result: schemas.SessionOut = self._run(c.session(namespace, session_id))
+    def session(self, namespace: str, session_id: str) -> SessionOut:
+        result: SessionOut = self._run(c.session(namespace, session_id))
         return result
 
-    def end_session(self, namespace: str, session_id: str) -> schemas.SessionEnded:
-        result: schemas.SessionEnded = self._run(c.end_session(namespace, session_id))
+    def end_session(self, namespace: str, session_id: str) -> SessionEnded:
+        result: SessionEnded = self._run(c.end_session(namespace, session_id))
         return result
 
-    def consolidate(self, namespace: str, session_id: str) -> schemas.JobOut:
-        result: schemas.JobOut = self._run(c.consolidate(namespace, session_id))
+    def consolidate(self, namespace: str, session_id: str) -> JobOut:
+        result: JobOut = self._run(c.consolidate(namespace, session_id))
         return result
 
-    def delete_session(self, namespace: str, session_id: str) -> schemas.SessionDeleted:
-        result: schemas.SessionDeleted = self._run(c.delete_session(namespace, session_id))
+    def delete_session(self, namespace: str, session_id: str) -> SessionDeleted:
+        result: SessionDeleted = self._run(c.delete_session(namespace, session_id))
         return result
 
-    def job(self, namespace: str, job_id: str) -> schemas.JobOut:
-        result: schemas.JobOut = self._run(c.job(namespace, str(job_id)))
+    def job(self, namespace: str, job_id: str) -> JobOut:
+        result: JobOut = self._run(c.job(namespace, str(job_id)))
         return result
 
     def wait_for_job(
         self, namespace: str, job_id: str, timeout: float = 120.0, poll: float = 0.5
-    ) -> schemas.JobOut:
+    ) -> JobOut:
         """Poll a consolidation job until it succeeds or fails (or `timeout` passes)."""
         deadline = time.monotonic() + timeout
         while True:
@@ -241,8 +255,8 @@ class Hindsight:
                 return current
             time.sleep(poll)
 
-    def whoami(self) -> schemas.Whoami:
-        result: schemas.Whoami = self._run(c.whoami())
+    def whoami(self) -> Whoami:
+        result: Whoami = self._run(c.whoami())
         return result
 
     # --- a namespace as a whole ---
@@ -256,9 +270,9 @@ class Hindsight:
         result: dict[str, Any] = self._run(c.set_policy(namespace, document))
         return result
 
-    def erase_namespace(self, namespace: str) -> schemas.EraseReceipt:
+    def erase_namespace(self, namespace: str) -> EraseReceipt:
         """Erase every row and Redis key of the namespace; the receipt counts what went."""
-        result: schemas.EraseReceipt = self._run(c.erase_namespace(namespace))
+        result: EraseReceipt = self._run(c.erase_namespace(namespace))
         return result
 
     def export(self, namespace: str, *, sessions: bool = False) -> list[dict[str, Any]]:

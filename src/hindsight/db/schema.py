@@ -9,8 +9,6 @@ from typing import Any
 
 import psycopg
 
-from hindsight.config import Settings
-from hindsight.embeddings.factory import embedder_name
 from hindsight.errors import ConfigurationError
 
 EMBEDDING_INDEX = "ix_long_term_memory_embedding"
@@ -90,15 +88,13 @@ def migration_embedding(config: Any) -> tuple[str, int]:
     """Name and width of the embeddings a new schema is created for.
 
     `hindsight db upgrade` and `serve` pass them in (they ask the model); a bare `alembic
-    upgrade` falls back to settings, which must then state the width of a remote model.
+    upgrade` takes them from settings (migrations/env.py), which must then state the width
+    of a remote model.
     """
     name = config.attributes.get("embedding_name")
     dims = config.attributes.get("embedding_dimensions")
     if name and dims:
         return str(name), int(dims)
-    settings = Settings()
-    if settings.uses_builtin_embedder or settings.embedding_dimensions:
-        return embedder_name(settings), settings.schema_embedding_dimensions
     raise ConfigurationError(
         "the embedding model's width is unknown: set HINDSIGHT_EMBEDDING_DIMENSIONS, or run "
         "`hindsight db upgrade`, which asks the model"

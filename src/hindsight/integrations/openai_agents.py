@@ -19,10 +19,10 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from hindsight import limits
-from hindsight.api import schemas
 from hindsight.client import APIError
 from hindsight.client._calls import StepFields
 from hindsight.integrations._loop_client import LoopClient
+from hindsight.wire.sessions import StepOut
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
@@ -64,7 +64,7 @@ class HindsightSession:
         if limit is not None and limit <= 0:
             return []
         hs = self._client.get()
-        steps: list[schemas.StepOut] = []
+        steps: list[StepOut] = []
         before: int | None = None
         while True:
             wanted = limits.STEPS_RECENT_MAX
@@ -118,7 +118,7 @@ def _role(item: Any) -> str:
     return "item"
 
 
-def _item(step: schemas.StepOut) -> TResponseInputItem:
+def _item(step: StepOut) -> TResponseInputItem:
     if step.metadata.get("format") == ITEM_FORMAT:
         item: TResponseInputItem = json.loads(step.content)
         return item

@@ -20,11 +20,12 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from hindsight.api.deps import INTERNAL, check_namespace, client_address
+from hindsight.callers import INTERNAL, client_address
 from hindsight.client import AsyncHindsight
 from hindsight.errors import HindsightError, RateLimited, Unauthorized
 from hindsight.mcp.tools import build_server
 from hindsight.services.auth import Principal, bearer_token, hash_key
+from hindsight.services.names import check_namespace
 
 PATH = "/mcp"
 SSE_PATH = "/sse"

@@ -37,16 +37,17 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
-from hindsight.db.reads import ReadRouter
 from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import document_vector
 from hindsight.services.memory import MemoryService, memory_text
-from hindsight.services.observing import Observation, Outcome, normalise_tags
+from hindsight.services.names import check_namespace
+from hindsight.services.observing import Observation, Outcome, normalise_tags, observation_from
 from hindsight.services.redaction import scrubber
 from hindsight.services.roles import Role
 from hindsight.services.search_indexes import build_missing
 from hindsight.stores import imports as store, search_indexes as index_store
+from hindsight.stores.reads import ReadRouter
 
 CHUNK = 5_000
 # Rebuild the search indexes when the import at least doubles the table.
@@ -286,10 +287,9 @@ def parse_line(line: str, default_namespace: str | None, number: int) -> ImportI
 
     from pydantic import ValidationError
 
-    from hindsight.api.deps import check_namespace
-    from hindsight.api.errors import field_path
-    from hindsight.api.schemas import MemoryIn
     from hindsight.errors import InvalidInput
+    from hindsight.wire.errors import field_path
+    from hindsight.wire.memories import MemoryIn
 
     try:
         data: dict[str, Any] = json.loads(line)
@@ -306,4 +306,4 @@ def parse_line(line: str, default_namespace: str | None, number: int) -> ImportI
     except ValidationError as exc:
         first = exc.errors()[0]
         raise InvalidInput(f"line {number}: {field_path(first['loc'])}: {first['msg']}") from None
-    return ImportItem(namespace, m.observation())
+    return ImportItem(namespace, observation_from(m))

@@ -19,11 +19,11 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight import limits
 from hindsight.db.pool import Connection
-from hindsight.db.reads import ReadRouter
 from hindsight.ids import uuid7
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.stores import erasure as store
 from hindsight.stores.hot_steps import HotSteps
+from hindsight.stores.reads import ReadRouter
 from hindsight.text import memory_text
 
 log = logging.getLogger(__name__)

@@ -22,11 +22,11 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
-from hindsight.db.reads import ReadRouter
 from hindsight.services.merge import merge_near_duplicates
 from hindsight.services.moves import Move
 from hindsight.services.policy import Policy, PolicyService
 from hindsight.stores import lifecycle as store, maintenance as maintenance_store
+from hindsight.stores.reads import ReadRouter
 
 log = logging.getLogger(__name__)
 

@@ -18,6 +18,7 @@ import binascii
 import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from pgvector import HalfVector
@@ -144,9 +145,33 @@ class MemoryService(MemoryCuration):
         return outcomes
 
     async def list_page(
-        self, namespace: str, f: MemoryFilter, *, limit: int, cursor: str | None
+        self,
+        namespace: str,
+        *,
+        limit: int,
+        cursor: str | None,
+        memory_types: tuple[str, ...] = (),
+        tags_all: tuple[str, ...] = (),
+        min_confidence: float | None = None,
+        key: str | None = None,
+        key_prefix: str | None = None,
+        status: str | None = None,
+        occurred_after: datetime | None = None,
+        occurred_before: datetime | None = None,
     ) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of memories in creation order. `status`: None lists the live ones,
+        "all" every status, else that one."""
         after = decode_cursor(cursor) if cursor else None
+        f = MemoryFilter(
+            memory_types=memory_types,
+            tags_all=tags_all,
+            min_confidence=min_confidence,
+            key=key,
+            key_prefix=key_prefix,
+            status=("active", "cold") if status is None else None if status == "all" else status,
+            occurred_after=occurred_after,
+            occurred_before=occurred_before,
+        )
 
         async def read(conn: Connection) -> list[dict[str, Any]]:
             return await store.list_page(conn, namespace, f, after=after, limit=limit + 1)

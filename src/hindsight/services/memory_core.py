@@ -16,12 +16,12 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
-from hindsight.db.reads import ReadRouter
 from hindsight.embeddings.base import Embedder
 from hindsight.errors import NotFound, Unavailable
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.policy import PolicyService
 from hindsight.stores import memories as store
+from hindsight.stores.reads import ReadRouter
 
 # the name these lines were logged under before the service was split: log queries keep
 # matching them

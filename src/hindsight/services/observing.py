@@ -22,6 +22,7 @@ from hindsight.stores import (
     search as search_store,
 )
 from hindsight.text.twins import same_words
+from hindsight.wire.memories import MemoryIn, expiry
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,24 @@ class Observation:
     occurred_at: datetime | None = None  # when it happened (None: unknown)
     # set by a caller that knows the claim is suspect (why): it is quarantined
     suspect: str | None = None
+
+
+def observation_from(m: MemoryIn) -> Observation:
+    """A claim as the API's body states it, with its time to live made an expiry."""
+    return Observation(
+        key=m.key,
+        value=m.value,
+        memory_type=m.memory_type,
+        source=m.source,
+        confidence=m.confidence,
+        importance=m.importance,
+        tags=m.tags,
+        metadata=m.metadata,
+        verified=m.verified,
+        permanent=m.permanent,
+        expires_at=expiry(m.expires_at, m.ttl_seconds),
+        occurred_at=m.occurred_at,
+    )
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,8 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight import limits
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
-from hindsight.db.reads import ReadRouter
 from hindsight.embeddings.base import Embedder
-from hindsight.errors import ProviderError, Unavailable
+from hindsight.errors import InvalidInput, ProviderError, Unavailable
 from hindsight.ids import uuid7
 from hindsight.observability import metrics, timing
 from hindsight.rerank.base import Reranker
@@ -39,10 +38,12 @@ from hindsight.services.policy import PolicyService
 from hindsight.services.redaction import scrubber
 from hindsight.stores import recall_log, search as store
 from hindsight.stores.filters import MemoryFilter
+from hindsight.stores.reads import ReadRouter
 from hindsight.stores.recall_log import RecallEntry
 from hindsight.stores.specificity import Specificities
 from hindsight.text import anchored, timeexpr
 from hindsight.text.timeexpr import TimeWindow
+from hindsight.wire.recall import RecallIn
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,40 @@ class RecallRequest:
     # when the question is asked, for its time expressions (None: now)
     reference_time: datetime | None = None
     resolve_time: bool | None = None  # None: HINDSIGHT_RESOLVE_TIME
+
+
+def recall_request(body: RecallIn, *, default_hops: int) -> RecallRequest:
+    """The API's recall body as the service's request; a time window must not be empty."""
+    for low, high in (
+        ("created_after", "created_before"),
+        ("observed_after", "observed_before"),
+        ("occurred_after", "occurred_before"),
+    ):
+        a, b = getattr(body, low), getattr(body, high)
+        if a is not None and b is not None and a >= b:
+            raise InvalidInput(f"{low}: must be earlier than {high}")
+    return RecallRequest(
+        query=body.query,
+        k=body.k,
+        filter=MemoryFilter(
+            memory_types=tuple(body.memory_types or ()),
+            tags_all=tuple(body.tags or ()),
+            tags_any=tuple(body.tags_any or ()),
+            min_confidence=body.min_confidence,
+            created_after=body.created_after,
+            created_before=body.created_before,
+            observed_after=body.observed_after,
+            observed_before=body.observed_before,
+            occurred_after=body.occurred_after,
+            occurred_before=body.occurred_before,
+        ),
+        fusion=body.fusion,
+        keyword_weight=body.keyword_weight,
+        min_relevance=body.min_relevance,
+        hops=body.hops or default_hops,
+        reference_time=body.reference_time,
+        resolve_time=body.resolve_time,
+    )
 
 
 @dataclass(frozen=True)

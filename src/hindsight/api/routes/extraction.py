@@ -6,8 +6,8 @@ from fastapi import APIRouter
 
 from hindsight.api.deps import CoreDep, PrincipalDep, WritableNamespaceDep
 from hindsight.api.routes.memories import observe_result
-from hindsight.api.schemas import Dropped, Extracted, ExtractIn, ExtractOut
 from hindsight.services.observing import Outcome
+from hindsight.wire.extraction import Dropped, Extracted, ExtractIn, ExtractOut
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["extraction"])
 

@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from hindsight.api.deps import CoreDep, NamespaceDep
-from hindsight.api.schemas import JobOut
+from hindsight.wire.sessions import JobOut
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["jobs"])
 

@@ -14,8 +14,8 @@ from hindsight.api.deps import (
     PrincipalDep,
     WritableNamespaceDep,
 )
-from hindsight.api.lifecycle_schemas import FeedbackIn, FeedbackOut
 from hindsight.services.policy import Policy
+from hindsight.wire.feedback import FeedbackIn, FeedbackOut
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["lifecycle"])
 

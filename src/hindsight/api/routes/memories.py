@@ -10,7 +10,11 @@ from fastapi import APIRouter, Query, Response, status
 
 from hindsight import limits
 from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep, WritableNamespaceDep
-from hindsight.api.schemas import (
+from hindsight.services.memory import ForgetPolicy
+from hindsight.services.observing import Outcome, observation_from
+from hindsight.text.redact import marker_counts
+from hindsight.wire.fields import MemoryType
+from hindsight.wire.memories import (
     BatchIn,
     BatchOut,
     ForgetIn,
@@ -25,12 +29,7 @@ from hindsight.api.schemas import (
     Rejected,
     ReviewIn,
 )
-from hindsight.api.time_schemas import UtcTime
-from hindsight.api.validation import MemoryType
-from hindsight.services.memory import ForgetPolicy
-from hindsight.services.observing import Outcome
-from hindsight.stores.filters import MemoryFilter
-from hindsight.text.redact import marker_counts
+from hindsight.wire.times import UtcTime
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["memories"])
 
@@ -71,7 +70,7 @@ async def observe_batch(
     in order."""
     outcomes = await core.memories.observe(
         namespace,
-        [m.observation() for m in body.memories],
+        [observation_from(m) for m in body.memories],
         actor=principal.name,
         role=principal.role,
         dedup=body.dedup,
@@ -91,7 +90,7 @@ async def observe_one(
 ) -> ObserveResult:
     """Store or reinforce one memory (201 when created, 200 otherwise)."""
     (outcome,) = await core.memories.observe(
-        namespace, [body.observation()], actor=principal.name, role=principal.role
+        namespace, [observation_from(body)], actor=principal.name, role=principal.role
     )
     if outcome.outcome != "created":
         response.status_code = status.HTTP_200_OK
@@ -119,17 +118,19 @@ async def list_memories(
     By default the live ones (active and cold); `status=archived` lists the archive and
     `status=quarantined` the review queue. `occurred_after`/`occurred_before` bound when
     they happened (occurred_at, else when they were recorded)."""
-    f = MemoryFilter(
+    rows, next_cursor = await core.memories.list_page(
+        namespace,
+        limit=limit,
+        cursor=cursor,
         memory_types=tuple(memory_type or ()),
         tags_all=tuple(tag or ()),
         min_confidence=min_confidence,
         key=key,
         key_prefix=key_prefix,
-        status=("active", "cold") if status_ is None else None if status_ == "all" else status_,
+        status=status_,
         occurred_after=occurred_after,
         occurred_before=occurred_before,
     )
-    rows, next_cursor = await core.memories.list_page(namespace, f, limit=limit, cursor=cursor)
     return MemoryPage(memories=[MemoryOut.model_validate(r) for r in rows], next_cursor=next_cursor)
 
 

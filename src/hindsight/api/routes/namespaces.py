@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
 from hindsight.api.deps import AdminNamespaceDep, CoreDep, PrincipalDep
-from hindsight.api.schemas import EraseReceipt
+from hindsight.wire.memories import EraseReceipt
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["namespaces"])
 

@@ -10,7 +10,9 @@ from fastapi import APIRouter, Depends, Query
 
 from hindsight import limits
 from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep, SessionIdDep
-from hindsight.api.overview_schemas import (
+from hindsight.api.routes.jobs import job_out
+from hindsight.services.overview import OverviewService
+from hindsight.wire.overview import (
     NamespacesOut,
     NamespaceStats,
     NamespaceSummary,
@@ -20,9 +22,8 @@ from hindsight.api.overview_schemas import (
     SessionsOut,
     summary,
 )
-from hindsight.api.routes.jobs import job_out
-from hindsight.api.schemas import RecallLogOut, SessionOut
-from hindsight.services.overview import OverviewService
+from hindsight.wire.recall import RecallLogOut
+from hindsight.wire.sessions import SessionOut
 
 router = APIRouter(prefix="/v1/namespaces", tags=["overview"])
 

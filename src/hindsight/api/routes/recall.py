@@ -8,11 +8,10 @@ from fastapi import APIRouter, Response
 
 from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
 from hindsight.api.responses import json_response
-from hindsight.api.schemas import Components, RecallHit, RecallIn, RecallLogOut, RecallOut
-from hindsight.api.time_schemas import TimeAnchorOut, TimeWindowOut
-from hindsight.errors import InvalidInput, NotFound
-from hindsight.services.recall import RecallRequest
-from hindsight.stores.filters import MemoryFilter
+from hindsight.errors import NotFound
+from hindsight.services.recall import recall_request
+from hindsight.wire.recall import Components, RecallHit, RecallIn, RecallLogOut, RecallOut
+from hindsight.wire.times import TimeAnchorOut, TimeWindowOut
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["recall"])
 
@@ -24,36 +23,7 @@ async def recall(
     """The `k` best memories for `query`, best first, each with its score and the
     components of it: score = relevance × confidence × (1 + α·ln(1 + access_count)), times
     the lifecycle's factors and, when the query names a time ("last May"), the time factor."""
-    for low, high in (
-        ("created_after", "created_before"),
-        ("observed_after", "observed_before"),
-        ("occurred_after", "occurred_before"),
-    ):
-        a, b = getattr(body, low), getattr(body, high)
-        if a is not None and b is not None and a >= b:
-            raise InvalidInput(f"{low}: must be earlier than {high}")
-    request = RecallRequest(
-        query=body.query,
-        k=body.k,
-        filter=MemoryFilter(
-            memory_types=tuple(body.memory_types or ()),
-            tags_all=tuple(body.tags or ()),
-            tags_any=tuple(body.tags_any or ()),
-            min_confidence=body.min_confidence,
-            created_after=body.created_after,
-            created_before=body.created_before,
-            observed_after=body.observed_after,
-            observed_before=body.observed_before,
-            occurred_after=body.occurred_after,
-            occurred_before=body.occurred_before,
-        ),
-        fusion=body.fusion,
-        keyword_weight=body.keyword_weight,
-        min_relevance=body.min_relevance,
-        hops=body.hops or core.settings.recall_hops,
-        reference_time=body.reference_time,
-        resolve_time=body.resolve_time,
-    )
+    request = recall_request(body, default_hops=core.settings.recall_hops)
     result = await core.recall.recall(namespace, request, actor=principal.name)
     out = RecallOut(
         recall_id=result.recall_id,

@@ -10,7 +10,10 @@ from hindsight import limits
 from hindsight.api.deps import CoreDep, NamespaceDep, SessionIdDep, WritableNamespaceDep
 from hindsight.api.responses import json_response
 from hindsight.api.routes.jobs import job_out
-from hindsight.api.schemas import (
+from hindsight.errors import InvalidInput
+from hindsight.text.redact import marker_counts
+from hindsight.wire.fields import clean_text
+from hindsight.wire.sessions import (
     ContextOut,
     EarlierStep,
     JobOut,
@@ -22,9 +25,6 @@ from hindsight.api.schemas import (
     StepPatch,
     StepsOut,
 )
-from hindsight.api.validation import clean_text
-from hindsight.errors import InvalidInput
-from hindsight.text.redact import marker_counts
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/sessions/{session_id}", tags=["sessions"])
 

@@ -27,9 +27,10 @@ from langgraph.store.base import (
 )
 
 from hindsight import limits
-from hindsight.api import schemas
 from hindsight.client import _calls as c
 from hindsight.integrations.langgraph import _paths as p
+from hindsight.wire.memories import MEMORY_TTL_MAX_SECONDS, MemoryOut, MemoryPage, ObserveResult
+from hindsight.wire.recall import RecallHit, RecallOut
 
 T = TypeVar("T")
 Plan = Generator[c.Call, Any, T]
@@ -48,15 +49,15 @@ def ttl_seconds(ttl: float) -> int:
         raise ValueError(f"ttl must be a positive number of minutes, not {ttl!r}")
     # round first: 0.1 * 60 is 6.000000000000001, which must not become 7 s
     seconds = max(1, math.ceil(round(ttl * 60, 6)))
-    if seconds > schemas.MEMORY_TTL_MAX_SECONDS:
+    if seconds > MEMORY_TTL_MAX_SECONDS:
         raise ValueError(
             f"ttl {ttl!r} minutes is longer than Hindsight keeps an expiry "
-            f"({schemas.MEMORY_TTL_MAX_SECONDS // 60} minutes): use None for no expiry"
+            f"({MEMORY_TTL_MAX_SECONDS // 60} minutes): use None for no expiry"
         )
     return seconds
 
 
-def _stored_ttl(memory: schemas.MemoryOut | schemas.RecallHit) -> float | None:
+def _stored_ttl(memory: MemoryOut | RecallHit) -> float | None:
     """The ttl the item was put with; None when it had none (or the metadata was edited
     into something that is no ttl, which then only stops refreshes)."""
     ttl = memory.metadata.get(TTL_METADATA)
@@ -70,7 +71,7 @@ def _stored_ttl(memory: schemas.MemoryOut | schemas.RecallHit) -> float | None:
 
 
 def _parsed(
-    memory: schemas.MemoryOut | schemas.RecallHit,
+    memory: MemoryOut | RecallHit,
 ) -> tuple[tuple[str, ...], str, dict[str, Any]] | None:
     where = p.parse_key(memory.key)
     value = p.decode_value(memory.value)
@@ -79,7 +80,7 @@ def _parsed(
     return where[0], where[1], value
 
 
-def _item(memory: schemas.MemoryOut) -> Item | None:
+def _item(memory: MemoryOut) -> Item | None:
     parsed = _parsed(memory)
     if parsed is None:
         return None
@@ -94,9 +95,7 @@ def _item(memory: schemas.MemoryOut) -> Item | None:
     )
 
 
-def _search_item(
-    memory: schemas.MemoryOut | schemas.RecallHit, score: float | None
-) -> SearchItem | None:
+def _search_item(memory: MemoryOut | RecallHit, score: float | None) -> SearchItem | None:
     parsed = _parsed(memory)
     if parsed is None:
         return None
@@ -116,12 +115,12 @@ def _under(namespace: tuple[str, ...], prefix: tuple[str, ...]) -> bool:
     return namespace[: len(prefix)] == prefix
 
 
-def _find(ns: str, namespace: tuple[str, ...], key: str) -> Plan[schemas.MemoryOut | None]:
-    page: schemas.MemoryPage = yield c.list_page(ns, 1, None, {"key": p.memory_key(namespace, key)})
+def _find(ns: str, namespace: tuple[str, ...], key: str) -> Plan[MemoryOut | None]:
+    page: MemoryPage = yield c.list_page(ns, 1, None, {"key": p.memory_key(namespace, key)})
     return page.memories[0] if page.memories else None
 
 
-def _refresh(ns: str, memories: Sequence[schemas.MemoryOut | schemas.RecallHit]) -> Plan[None]:
+def _refresh(ns: str, memories: Sequence[MemoryOut | RecallHit]) -> Plan[None]:
     """Push the expiry of each memory read that was put with a ttl to now + that ttl.
 
     The read saw the item live, so extending it is what the read asked for, even if the
@@ -168,12 +167,12 @@ def put_many(ns: str, ops: Sequence[PutOp]) -> Plan[None]:
     for start in range(0, len(memories), limits.BATCH_MAX):
         chunk = memories[start : start + limits.BATCH_MAX]
         # dedup off: an item is its own key even when another holds the same value
-        results: list[schemas.ObserveResult] = yield c.observe_many(ns, chunk, dedup=False)
+        results: list[ObserveResult] = yield c.observe_many(ns, chunk, dedup=False)
         yield from _clear_kept_expiry(ns, chunk, results)
 
 
 def _clear_kept_expiry(
-    ns: str, chunk: Sequence[dict[str, Any]], results: Sequence[schemas.ObserveResult]
+    ns: str, chunk: Sequence[dict[str, Any]], results: Sequence[ObserveResult]
 ) -> Plan[None]:
     """Observing a memory again without an expiry keeps the expiry it had, but LangGraph's
     put without a ttl replaces the item with one that never expires: clear what an earlier
@@ -212,7 +211,7 @@ def search(ns: str, op: SearchOp) -> Plan[list[SearchItem]]:
 
 
 # a search's item and the memory it was read from (which a refresh needs)
-Found = tuple[SearchItem, schemas.MemoryOut | schemas.RecallHit]
+Found = tuple[SearchItem, MemoryOut | RecallHit]
 
 
 def _found(ns: str, op: SearchOp) -> Plan[list[Found]]:
@@ -225,7 +224,7 @@ def _found(ns: str, op: SearchOp) -> Plan[list[Found]]:
     if op.query:
         # recall ranks at most K_MAX; with a filter, fetch them all and filter here
         k = limits.K_MAX if op.filter else min(limits.K_MAX, wanted)
-        recalled: schemas.RecallOut = yield c.recall(ns, op.query, {"k": k, "tags": [tag]})
+        recalled: RecallOut = yield c.recall(ns, op.query, {"k": k, "tags": [tag]})
         hits: list[Found] = [
             (item, hit)
             for hit in recalled.results
@@ -239,7 +238,7 @@ def _found(ns: str, op: SearchOp) -> Plan[list[Found]]:
     cursor = None
     size = PAGE_MAX if op.filter else max(1, min(PAGE_MAX, wanted))
     while True:
-        page: schemas.MemoryPage = yield c.list_page(ns, size, cursor, {"tag": [tag]})
+        page: MemoryPage = yield c.list_page(ns, size, cursor, {"tag": [tag]})
         for memory in page.memories:
             item = _search_item(memory, None)
             if item is None or not _under(item.namespace, prefix):
@@ -264,9 +263,7 @@ def list_namespaces(ns: str, op: ListNamespacesOp) -> Plan[list[tuple[str, ...]]
     seen: set[tuple[str, ...]] = set()
     cursor = None
     while True:
-        page: schemas.MemoryPage = yield c.list_page(
-            ns, PAGE_MAX, cursor, {"tag": [p.prefix_tag(prefix)]}
-        )
+        page: MemoryPage = yield c.list_page(ns, PAGE_MAX, cursor, {"tag": [p.prefix_tag(prefix)]})
         for memory in page.memories:
             parsed = p.parse_key(memory.key)
             if parsed is not None:

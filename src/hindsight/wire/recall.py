@@ -9,14 +9,14 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, Field
 
 from hindsight import limits
-from hindsight.api.time_schemas import TimeWindowOut, UtcTime
-from hindsight.api.validation import (
+from hindsight.wire.fields import (
     MemoryType,
     Query,
     StoredJson,
     Strict,
     Tag,
 )
+from hindsight.wire.times import TimeWindowOut, UtcTime
 
 # --- recall -----------------------------------------------------------------------------
 

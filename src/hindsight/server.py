@@ -1,31 +1,32 @@
-"""The FastAPI application: REST under /v1, probes, docs."""
+"""The one place the service is put together: REST under /v1 with its probes and docs, MCP
+over HTTP, and the debug panel, in one FastAPI app over the running services.
+
+`create_app` is what `hindsight serve` runs; `app_from_env` is the factory its worker
+processes start (`uvicorn --factory hindsight.server:app_from_env`): `serve --workers N`
+starts any embedded servers once, then hands their URLs to the workers through
+HINDSIGHT_DATABASE_URL and HINDSIGHT_REDIS_URL. `in_process` is the whole service inside
+the caller's process, reached without a socket (`hindsight mcp` with no service running).
+"""
 
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import httpx
 from fastapi import FastAPI
+from pydantic import SecretStr
 
 from hindsight import __version__, core, ui
-from hindsight.api import docs, errors
+from hindsight.api import rest
 from hindsight.api.body_limit import BodyLimit
-from hindsight.api.routes import (
-    extraction,
-    health,
-    jobs,
-    lifecycle,
-    memories,
-    metrics as metrics_route,
-    namespaces,
-    overview,
-    recall,
-    sessions,
-)
+from hindsight.client import AsyncHindsight
 from hindsight.config import Settings
+from hindsight.errors import ConfigurationError
 from hindsight.mcp.http import McpEndpoint
-from hindsight.observability import metrics
+from hindsight.observability import logs, metrics
 from hindsight.observability.http import RequestObserver
 from hindsight.services.auth import Principal
 
@@ -68,19 +69,8 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
     )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestObserver)  # outermost: times and logs every request
-    errors.install(app)
-    docs.install(app)
+    rest.install(app)
     ui.install(app)
-    app.include_router(health.router)
-    app.include_router(memories.router)
-    app.include_router(recall.router)
-    app.include_router(sessions.router)
-    app.include_router(extraction.router)
-    app.include_router(jobs.router)
-    app.include_router(lifecycle.router)
-    app.include_router(overview.router)
-    app.include_router(metrics_route.router)
-    app.include_router(namespaces.router)
 
     async def authenticate(authorization: str | None, client: str | None) -> Principal:
         principal: Principal = await app.state.hindsight.auth.authenticate(authorization, client)
@@ -91,3 +81,27 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
     for path, endpoint in mcp.routes:
         app.router.add_route(path, endpoint, include_in_schema=False)  # type: ignore[arg-type]
     return app
+
+
+def app_from_env() -> FastAPI:
+    settings = Settings()
+    logs.configure(settings)
+    if not settings.database_url:
+        raise ConfigurationError("worker started without HINDSIGHT_DATABASE_URL")
+    return create_app(settings, database_url=settings.database_url, redis_url=settings.redis_url)
+
+
+@asynccontextmanager
+async def in_process(
+    settings: Settings, url: str, redis_url: str | None, api_key: str | None
+) -> AsyncIterator[AsyncHindsight]:
+    """The whole service inside this process, reached without a socket."""
+    # Without a key of its own, the caller gets a one-off admin key nobody else knows.
+    bootstrap = settings.api_key.get_secret_value() if settings.api_key else None
+    key = api_key or bootstrap or "hs_local_" + secrets.token_urlsafe(24)
+    if not settings.api_key and not api_key:
+        settings = settings.model_copy(update={"api_key": SecretStr(key)})
+    app = create_app(settings, database_url=url, redis_url=redis_url)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        yield AsyncHindsight("http://hindsight.local", key, transport=transport, max_retries=0)

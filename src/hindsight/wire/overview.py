@@ -8,7 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from hindsight.api.schemas import JobOut, RecallLogOut, SessionOut
+from hindsight.wire.recall import RecallLogOut
+from hindsight.wire.sessions import JobOut, SessionOut
 
 
 class NamespaceSummary(BaseModel):

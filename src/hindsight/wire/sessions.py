@@ -10,8 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from hindsight import limits
-from hindsight.api.time_schemas import OccurredAt
-from hindsight.api.validation import (
+from hindsight.wire.fields import (
     IdempotencyKey,
     Metadata,
     Role,
@@ -20,6 +19,7 @@ from hindsight.api.validation import (
     StoredJson,
     Strict,
 )
+from hindsight.wire.times import OccurredAt
 
 # --- working memory ---------------------------------------------------------------------
 

@@ -4,54 +4,24 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field, model_validator
 
 from hindsight import limits
-
-# Recall's and working memory's bodies live beside this module; they are re-exported so that
-# `hindsight.api.schemas` stays the one place the SDK's callers find every model.
-from hindsight.api.recall_schemas import (
-    Components as Components,
-    RecallHit as RecallHit,
-    RecallIn as RecallIn,
-    RecallLogOut as RecallLogOut,
-    RecallOut as RecallOut,
-)
-from hindsight.api.session_schemas import (
-    ContextOut as ContextOut,
-    EarlierStep as EarlierStep,
-    JobOut as JobOut,
-    SessionDeleted as SessionDeleted,
-    SessionEnded as SessionEnded,
-    SessionOut as SessionOut,
-    StepIn as StepIn,
-    StepOut as StepOut,
-    StepPatch as StepPatch,
-    StepsOut as StepsOut,
-)
-from hindsight.api.time_schemas import OccurredAt, UtcTime
-from hindsight.api.validation import (
+from hindsight.wire.fields import (
     Key,
     MemoryType,
     Metadata,
-    Role,
     SettableStatus,
     Source,
     Status,
-    StepContent,
     StoredJson,
     Strict,
     Tag,
     Value,
 )
-
-if TYPE_CHECKING:
-    # Imported when used: these models are also the SDK's, which runs without the server's
-    # dependencies (the services pull in psycopg and pgvector).
-    from hindsight.services.observing import Observation
-
+from hindsight.wire.times import OccurredAt, UtcTime
 
 MEMORY_TTL_MAX_SECONDS = 100 * 365 * 24 * 3600
 
@@ -102,24 +72,6 @@ class MemoryIn(Strict):
     def _one_expiry(self) -> MemoryIn:
         check_expiry(self.expires_at, self.ttl_seconds)
         return self
-
-    def observation(self) -> Observation:
-        from hindsight.services.observing import Observation
-
-        return Observation(
-            key=self.key,
-            value=self.value,
-            memory_type=self.memory_type,
-            source=self.source,
-            confidence=self.confidence,
-            importance=self.importance,
-            tags=self.tags,
-            metadata=self.metadata,
-            verified=self.verified,
-            permanent=self.permanent,
-            expires_at=expiry(self.expires_at, self.ttl_seconds),
-            occurred_at=self.occurred_at,
-        )
 
 
 class BatchIn(Strict):
@@ -304,71 +256,6 @@ class HistoryEntry(BaseModel):
 class HistoryOut(BaseModel):
     memory_id: uuid.UUID
     history: list[HistoryEntry]
-
-
-# --- extraction and consolidation --------------------------------------------------------
-
-
-class Message(Strict):
-    role: Role
-    content: StepContent
-    # kept in the client's timezone: "yesterday" means its day, not UTC's
-    occurred_at: AwareDatetime | None = Field(
-        default=None, description="When it was said (ISO 8601 with a timezone)."
-    )
-
-
-class ExtractIn(Strict):
-    messages: list[Message] = Field(min_length=1, max_length=limits.EXTRACT_MESSAGES_MAX)
-    dry_run: bool = Field(default=False, description="Only say what would be kept.")
-    min_importance: float | None = Field(
-        default=None,
-        ge=0.0,
-        le=1.0,
-        description="Drop memories less important than this "
-        "(default HINDSIGHT_EXTRACTION_MIN_IMPORTANCE).",
-    )
-    source: Source | None = Field(default=None, description="Recorded as each memory's source.")
-
-
-class Extracted(BaseModel):
-    key: str
-    value: str
-    memory_type: str
-    importance: float
-    tags: list[str]
-    occurred_at: datetime | None = Field(default=None, description="When, as the model read it.")
-    action: str = Field(description="What the model proposed: new, reinforce or update.")
-    result: ObserveResult | None = Field(
-        default=None, description="What observing it did (absent on a dry run)."
-    )
-
-
-class Dropped(BaseModel):
-    key: str
-    value: str
-    reason: str
-
-
-class ExtractOut(BaseModel):
-    model: str
-    dry_run: bool
-    memories: list[Extracted]
-    dropped: list[Dropped]
-    existing_memories_shown: int
-
-
-# --- errors -----------------------------------------------------------------------------
-
-
-class ErrorBody(BaseModel):
-    code: str
-    message: str
-    details: Any = None
-
-
-class ErrorOut(BaseModel):
-    error: ErrorBody
 
 
 # --- namespaces -------------------------------------------------------------------------
