@@ -36,8 +36,8 @@ from hindsight.db import migrate
 from hindsight.embeddings import create_embedder
 from hindsight.runtime.embedded_postgres import embedded_postgres
 from hindsight.services.observing import Observation
-from hindsight.services.policy import Policy
 from hindsight.services.recall import RecallRequest
+from hindsight.wire.policy import Policy
 
 TOPICS = {
     "gym": ["Iron Temple", "FitHub", "Core Studio", "Pulse Gym"],

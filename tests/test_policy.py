@@ -9,10 +9,14 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from pydantic import BaseModel
+
+from hindsight.config import Settings
 from hindsight.db.pool import open_pool
 from hindsight.retrieval.factors import LifecycleFactors, lifecycle_terms
 from hindsight.retrieval.ranking import RankingConfig, rank
-from hindsight.services.policy import Policy, PolicyService
+from hindsight.services.policy import PolicyService
+from hindsight.wire.policy import Policy
 from tests.conftest import Api, make_settings
 from tests.support.lifecycle import sql
 from tests.support.servers import ThreadServer
@@ -249,3 +253,29 @@ def test_cached_policies_hold_until_a_policy_changes_and_every_change_is_seen(
             await there.close()
 
     asyncio.run(scenario())
+
+
+def test_every_policy_field_has_one_setting_for_its_default() -> None:
+    """A field added to the document without a HINDSIGHT_* default would be None in force;
+    a setting naming a field that does not exist would be a default nobody reads."""
+    from hindsight.config import POLICY_SETTINGS
+    from hindsight.wire.policy import field_info
+
+    def leaves(model: type[BaseModel], prefix: str = "") -> list[str]:
+        out = []
+        for name, field in model.model_fields.items():
+            section = next(
+                (
+                    a
+                    for a in getattr(field.annotation, "__args__", ())
+                    if isinstance(a, type) and issubclass(a, BaseModel)
+                ),
+                None,
+            )
+            out += leaves(section, f"{prefix}{name}.") if section else [f"{prefix}{name}"]
+        return out
+
+    fixed = {"ranking.tier_weights.active"}  # the active tier is the measure: always 1
+    assert sorted(POLICY_SETTINGS.values()) == sorted(set(leaves(Policy)) - fixed)
+    for name, path in POLICY_SETTINGS.items():
+        assert Settings.model_fields[name].description == field_info(path).description

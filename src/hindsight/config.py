@@ -9,13 +9,33 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import platformdirs
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from hindsight.wire import policy
+
 BUILTIN_EMBEDDING_DIMENSIONS = 384
+
+# setting -> the field of the namespace policy it is every namespace's default for
+POLICY_SETTINGS: dict[str, str] = {}
+
+
+def _policy_default(path: str, default: Any = None, **kwargs: Any) -> Any:
+    """A setting that is the default of a policy field: the field's bounds and meaning are
+    the policy document's (`hindsight.wire.policy`), stated once there."""
+    source = policy.field_info(path)
+    for constraint in source.metadata:
+        kwargs.update(
+            (bound, getattr(constraint, bound))
+            for bound in ("gt", "ge", "lt", "le")
+            if hasattr(constraint, bound)
+        )
+    if "default_factory" not in kwargs:
+        kwargs["default"] = default
+    return Field(description=source.description, json_schema_extra={"policy": path}, **kwargs)
 
 
 def default_data_dir() -> Path:
@@ -137,13 +157,9 @@ class Settings(BaseSettings):
     )
 
     # --- data protection ---------------------------------------------------------------
-    redaction: Literal["redact", "reject", "off"] = Field(
-        default="redact",
-        description="Secrets in what is stored or sent to a provider: replaced with "
-        "[REDACTED:kind], refused with 422, or left alone.",
-    )
-    redact_email: bool = Field(default=False, description="Also redact e-mail addresses.")
-    redact_phone: bool = Field(default=False, description="Also redact phone numbers.")
+    redaction: Literal["redact", "reject", "off"] = _policy_default("redaction.mode", "redact")
+    redact_email: bool = _policy_default("redaction.email", False)
+    redact_phone: bool = _policy_default("redaction.phone", False)
 
     # --- memory rules ------------------------------------------------------------------
     initial_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
@@ -169,12 +185,7 @@ class Settings(BaseSettings):
     resolve_time: bool = Field(
         default=True, description="Default `resolve_time` of a recall: read time expressions."
     )
-    time_weight: float = Field(
-        default=0.8,
-        ge=0.0,
-        le=1.0,
-        description="Weight w of a resolved time window: memories outside it score × (1 − w).",
-    )
+    time_weight: float = _policy_default("ranking.time_weight", 0.8)
     time_strip_query: bool = Field(
         default=False, description="Search with the time expression cut out of the query."
     )
@@ -228,26 +239,25 @@ class Settings(BaseSettings):
     recall_log_retention_days: int = Field(default=30, ge=0)
 
     # --- lifecycle: defaults of every namespace's policy (PUT .../policy overrides) -----
-    cold_after_days: float = Field(default=30, gt=0, description="Idle this long: cold.")
-    archive_after_days: float = Field(default=180, gt=0, description="Idle this long: archived.")
-    delete_below_importance: float = Field(default=0.3, ge=0, le=1)
-    delete_after_days: float = Field(
-        default=90, gt=0, description="Less important than the above and not accessed: deleted."
+    cold_after_days: float = _policy_default("lifecycle.cold_after_days", 30)
+    archive_after_days: float = _policy_default("lifecycle.archive_after_days", 180)
+    delete_below_importance: float = _policy_default("lifecycle.delete_below_importance", 0.3)
+    delete_after_days: float = _policy_default("lifecycle.delete_after_days", 90)
+    low_confidence_below: float = _policy_default("lifecycle.low_confidence_below", 0.5)
+    low_confidence_every_days: float = _policy_default("lifecycle.low_confidence_every_days", 7)
+    session_demotion_delay_seconds: int = _policy_default(
+        "lifecycle.session_demotion_delay_seconds", 3600
     )
-    low_confidence_below: float = Field(default=0.5, ge=0, le=1)
-    low_confidence_every_days: float = Field(
-        default=7, gt=0, description="How often never-recalled low-confidence memories go."
-    )
-    session_demotion_delay_seconds: int = Field(default=3600, ge=0)
-    session_demotion_factor: float = Field(default=0.5, ge=0, le=1)
-    merge_per_run: int = Field(default=200, ge=0, le=100_000)
-    cold_tier_weight: float = Field(default=0.5, ge=0, le=1)
-    recency_weight: float = Field(default=0.0, ge=0, le=1)
-    recency_tau_days: float = Field(default=30, gt=0)
-    importance_weight: float = Field(default=0.0, ge=0, le=1)
-    namespace_capacity: int = Field(default=100_000, ge=1)
+    session_demotion_factor: float = _policy_default("lifecycle.session_demotion_factor", 0.5)
+    merge_per_run: int = _policy_default("lifecycle.merge_per_run", 200)
+    cold_tier_weight: float = _policy_default("ranking.tier_weights.cold", 0.5)
+    recency_weight: float = _policy_default("ranking.recency_weight", 0.0)
+    recency_tau_days: float = _policy_default("ranking.recency_tau_days", 30)
+    importance_weight: float = _policy_default("ranking.importance_weight", 0.0)
+    namespace_capacity: int = _policy_default("capacity.max_active_memories", 100_000)
     # --- source trust (the namespace policy's `trust` section overrides these) ---------
-    source_trust: dict[str, float] = Field(
+    source_trust: dict[str, float] = _policy_default(
+        "trust.sources",
         default_factory=lambda: {
             "user": 1.0,
             "agent": 0.8,
@@ -256,22 +266,12 @@ class Settings(BaseSettings):
             "web": 0.3,
             "import": 0.8,
         },
-        description="Trust (0..1) of each named source, as JSON.",
     )
-    trust_default: float = Field(
-        default=0.7,
-        ge=0,
-        le=1,
-        description="Trust of a custom source name or of no source. At or above "
-        "quarantine_below and initial_confidence, so clients that send their own source "
-        "names (or none) keep working unchanged.",
-    )
-    quarantine_below: float = Field(
-        default=0.4, ge=0, le=1, description="Claims from a source trusted less: quarantined."
-    )
-    trust_weight: float = Field(
-        default=0.0, ge=0, le=1, description="Weight w of trust in recall: 1 − w + w·trust."
-    )
+    # at or above quarantine_below and initial_confidence, so clients that send their own
+    # source names (or none) keep working unchanged
+    trust_default: float = _policy_default("trust.default", 0.7)
+    quarantine_below: float = _policy_default("trust.quarantine_below", 0.4)
+    trust_weight: float = _policy_default("ranking.trust_weight", 0.0)
     lifecycle_interval_seconds: float = Field(default=3600, gt=0)
     lifecycle_batch_size: int = Field(default=1000, ge=1, le=100_000)
 
@@ -373,3 +373,12 @@ class Settings(BaseSettings):
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     return Settings()
+
+
+POLICY_SETTINGS.update(
+    {
+        name: str(field.json_schema_extra["policy"])
+        for name, field in Settings.model_fields.items()
+        if isinstance(field.json_schema_extra, dict) and "policy" in field.json_schema_extra
+    }
+)

@@ -24,9 +24,10 @@ from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.services.merge import merge_near_duplicates
 from hindsight.services.moves import Move
-from hindsight.services.policy import Policy, PolicyService
+from hindsight.services.policy import PolicyService
 from hindsight.stores import lifecycle as store, maintenance as maintenance_store
 from hindsight.stores.reads import ReadRouter
+from hindsight.wire.policy import Policy
 
 log = logging.getLogger(__name__)
 

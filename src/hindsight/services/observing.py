@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any
 
 from hindsight.db.pool import Connection
-from hindsight.services.policy import TrustPolicy
 from hindsight.services.trust import Verdict, judge, releases
 from hindsight.stores import (
     lifecycle as lifecycle_store,
@@ -23,6 +22,7 @@ from hindsight.stores import (
 )
 from hindsight.text.twins import same_words
 from hindsight.wire.memories import MemoryIn, expiry
+from hindsight.wire.policy import TrustPolicy
 
 
 @dataclass(frozen=True)

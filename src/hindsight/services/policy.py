@@ -1,194 +1,35 @@
-"""The namespace policy: one JSON document of rules a namespace may tune.
-
-Sections: `lifecycle` (when memories cool, archive, are deleted, demoted and merged),
-`ranking` (tier weights, the optional recency, importance and trust factors, and the weight
-of a time window read from the query),
-`capacity`, `trust` (how far each source is trusted, and below what it is quarantined) and
-`redaction` (what happens to secrets and personal data written to the namespace).
-Every field is optional in a PUT: what is not set takes the server's default (the
-HINDSIGHT_* settings), so the stored document holds only a namespace's own choices.
-"""
+"""Each namespace's policy in force: the server's defaults with the namespace's own fields
+over them (the document is `hindsight.wire.policy.Policy`; the stored document holds only
+a namespace's own choices), cached per process."""
 
 from __future__ import annotations
 
 import math
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
-from hindsight.config import Settings
+from hindsight.config import POLICY_SETTINGS, Settings
 from hindsight.db.pool import Connection
 from hindsight.errors import InvalidInput
 from hindsight.stores import policies as store
-
-_DAYS = 36_500
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class LifecyclePolicy(_Section):
-    cold_after_days: float | None = Field(
-        default=None, gt=0, le=_DAYS, description="No access or observation this long: cold."
-    )
-    archive_after_days: float | None = Field(
-        default=None, gt=0, le=_DAYS, description="No access or observation this long: archived."
-    )
-    delete_below_importance: float | None = Field(
-        default=None, ge=0, le=1, description="Importance under this (0: never) and ..."
-    )
-    delete_after_days: float | None = Field(
-        default=None, gt=0, le=_DAYS, description="... not accessed this long: deleted."
-    )
-    low_confidence_below: float | None = Field(
-        default=None,
-        ge=0,
-        le=1,
-        description="A periodic pass archives never-recalled memories under this confidence "
-        "(0: never) that are older than one period.",
-    )
-    low_confidence_every_days: float | None = Field(
-        default=None, gt=0, le=_DAYS, description="The period of that pass."
-    )
-    session_demotion_delay_seconds: int | None = Field(
-        default=None, ge=0, le=_DAYS * 86400, description="After a session ends, this long..."
-    )
-    session_demotion_factor: float | None = Field(
-        default=None,
-        ge=0,
-        le=1,
-        description="... its event and experience memories' importance is multiplied by this.",
-    )
-    merge_per_run: int | None = Field(
-        default=None,
-        ge=0,
-        le=100_000,
-        description="Memories the retroactive merge checks per pass (0: off).",
-    )
-
-
-class TierWeights(_Section):
-    active: float | None = Field(default=None, ge=0, le=1)
-    cold: float | None = Field(default=None, ge=0, le=1)
-
-
-class RankingPolicy(_Section):
-    tier_weights: TierWeights | None = None
-    recency_weight: float | None = Field(
-        default=None, ge=0, le=1, description="Weight w of recency: factor 1 − w + w·exp(−age/τ)."
-    )
-    recency_tau_days: float | None = Field(default=None, gt=0, le=_DAYS, description="τ.")
-    importance_weight: float | None = Field(
-        default=None, ge=0, le=1, description="Weight w of importance: factor 1 − w + w·importance."
-    )
-    trust_weight: float | None = Field(
-        default=None,
-        ge=0,
-        le=1,
-        description="Weight w of the source's trust: factor 1 − w + w·trust (0: no effect).",
-    )
-    time_weight: float | None = Field(
-        default=None,
-        ge=0,
-        le=1,
-        description="Weight w of a time window read from the query: memories that occurred "
-        "outside it score × (1 − w) (0: no effect).",
-    )
-
-
-class CapacityPolicy(_Section):
-    max_active_memories: int | None = Field(
-        default=None, ge=1, le=1_000_000_000, description="Soft cap on active memories."
-    )
-
-
-class TrustPolicy(_Section):
-    sources: dict[str, float] | None = Field(
-        default=None,
-        description="Trust (0..1) per source name; a PUT adds to or overrides the defaults.",
-    )
-    default: float | None = Field(
-        default=None, ge=0, le=1, description="Trust of any other source name, and of none."
-    )
-    quarantine_below: float | None = Field(
-        default=None,
-        ge=0,
-        le=1,
-        description="A claim from a source trusted less than this waits for review.",
-    )
-
-    @field_validator("sources")
-    @classmethod
-    def _levels(cls, value: dict[str, float] | None) -> dict[str, float] | None:
-        for name, level in (value or {}).items():
-            if not name.strip() or len(name) > 200:
-                raise ValueError(f"source name {name[:40]!r}: must be 1 to 200 characters")
-            if not 0 <= level <= 1:
-                raise ValueError(f"{name}: trust must be between 0 and 1")
-        return value
-
-    def of(self, source: str | None) -> float:
-        """The trust of `source` (a name not listed, or none, has the default)."""
-        assert self.default is not None
-        if source is None or self.sources is None:
-            return self.default
-        return self.sources.get(source, self.default)
-
-
-class RedactionPolicy(_Section):
-    mode: Literal["redact", "reject", "off"] | None = Field(
-        default=None,
-        description="redact: secrets are replaced with [REDACTED:kind]; reject: a write "
-        "holding one is refused (422, nothing stored); off: text is stored as sent.",
-    )
-    email: bool | None = Field(default=None, description="Also treat e-mail addresses so.")
-    phone: bool | None = Field(default=None, description="Also treat phone numbers so.")
-
-
-class Policy(_Section):
-    """The document as PUT and as GET returns it (GET: every field filled in)."""
-
-    lifecycle: LifecyclePolicy | None = None
-    ranking: RankingPolicy | None = None
-    capacity: CapacityPolicy | None = None
-    trust: TrustPolicy | None = None
-    redaction: RedactionPolicy | None = None
+from hindsight.wire.policy import Policy
 
 
 def defaults(settings: Settings) -> dict[str, Any]:
-    s = settings
-    return {
-        "lifecycle": {
-            "cold_after_days": s.cold_after_days,
-            "archive_after_days": s.archive_after_days,
-            "delete_below_importance": s.delete_below_importance,
-            "delete_after_days": s.delete_after_days,
-            "low_confidence_below": s.low_confidence_below,
-            "low_confidence_every_days": s.low_confidence_every_days,
-            "session_demotion_delay_seconds": s.session_demotion_delay_seconds,
-            "session_demotion_factor": s.session_demotion_factor,
-            "merge_per_run": s.merge_per_run,
-        },
-        "ranking": {
-            "tier_weights": {"active": 1.0, "cold": s.cold_tier_weight},
-            "recency_weight": s.recency_weight,
-            "recency_tau_days": s.recency_tau_days,
-            "importance_weight": s.importance_weight,
-            "trust_weight": s.trust_weight,
-            "time_weight": s.time_weight,
-        },
-        "capacity": {"max_active_memories": s.namespace_capacity},
-        "trust": {
-            "sources": dict(s.source_trust),
-            "default": s.trust_default,
-            "quarantine_below": s.quarantine_below,
-        },
-        "redaction": {"mode": s.redaction, "email": s.redact_email, "phone": s.redact_phone},
-    }
+    """Every field of the document, from the setting that is its default."""
+    out: dict[str, Any] = {"ranking": {"tier_weights": {"active": 1.0}}}
+    for name, path in POLICY_SETTINGS.items():
+        *sections, field = path.split(".")
+        node = out
+        for section in sections:
+            node = node.setdefault(section, {})
+        value = getattr(settings, name)
+        node[field] = dict(value) if isinstance(value, dict) else value
+    return out
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -22,8 +22,9 @@ from hindsight.embeddings.base import Embedder, Vector
 from hindsight.errors import InvalidInput
 from hindsight.llm.base import LLM
 from hindsight.rerank.base import Reranker
-from hindsight.services.policy import PolicyService, RedactionPolicy
+from hindsight.services.policy import PolicyService
 from hindsight.text.redact import Redactor, redactor
+from hindsight.wire.policy import RedactionPolicy
 
 M = TypeVar("M", bound=BaseModel)
 

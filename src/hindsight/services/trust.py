@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hindsight.services.policy import TrustPolicy
 from hindsight.text.injection import describe, markers
+from hindsight.wire.policy import TrustPolicy
 
 
 @dataclass(frozen=True)

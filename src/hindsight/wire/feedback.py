@@ -1,5 +1,5 @@
 """Bodies of the lifecycle calls: recall feedback and namespace stats (the policy document
-is `hindsight.services.policy.Policy`)."""
+is `hindsight.wire.policy.Policy`)."""
 
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ from hindsight.api.deps import (
     PrincipalDep,
     WritableNamespaceDep,
 )
-from hindsight.services.policy import Policy
 from hindsight.wire.feedback import FeedbackIn, FeedbackOut
+from hindsight.wire.policy import Policy
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["lifecycle"])
 

@@ -1,0 +1,166 @@
+"""The namespace policy document: the rules a namespace may tune, as PUT and GET carry it.
+
+Sections: `lifecycle` (when memories cool, archive, are deleted, demoted and merged),
+`ranking` (tier weights, the optional recency, importance and trust factors, and the weight
+of a time window read from the query), `capacity`, `trust` (how far each source is trusted,
+and below what it is quarantined) and `redaction` (what happens to secrets and personal
+data written to the namespace). Every field is optional in a PUT: what is not set takes the
+server's default, the HINDSIGHT_* setting that names the field (`hindsight.config`), which
+takes its bounds and meaning from here, so each is written once.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.fields import FieldInfo
+
+_DAYS = 36_500
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LifecyclePolicy(_Section):
+    cold_after_days: float | None = Field(
+        default=None, gt=0, le=_DAYS, description="No access or observation this long: cold."
+    )
+    archive_after_days: float | None = Field(
+        default=None, gt=0, le=_DAYS, description="No access or observation this long: archived."
+    )
+    delete_below_importance: float | None = Field(
+        default=None, ge=0, le=1, description="Importance under this (0: never) and ..."
+    )
+    delete_after_days: float | None = Field(
+        default=None, gt=0, le=_DAYS, description="... not accessed this long: deleted."
+    )
+    low_confidence_below: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="A periodic pass archives never-recalled memories under this confidence "
+        "(0: never) that are older than one period.",
+    )
+    low_confidence_every_days: float | None = Field(
+        default=None, gt=0, le=_DAYS, description="The period of that pass."
+    )
+    session_demotion_delay_seconds: int | None = Field(
+        default=None, ge=0, le=_DAYS * 86400, description="After a session ends, this long..."
+    )
+    session_demotion_factor: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="... its event and experience memories' importance is multiplied by this.",
+    )
+    merge_per_run: int | None = Field(
+        default=None,
+        ge=0,
+        le=100_000,
+        description="Memories the retroactive merge checks per pass (0: off).",
+    )
+
+
+class TierWeights(_Section):
+    active: float | None = Field(default=None, ge=0, le=1)
+    cold: float | None = Field(default=None, ge=0, le=1)
+
+
+class RankingPolicy(_Section):
+    tier_weights: TierWeights | None = None
+    recency_weight: float | None = Field(
+        default=None, ge=0, le=1, description="Weight w of recency: factor 1 − w + w·exp(−age/τ)."
+    )
+    recency_tau_days: float | None = Field(default=None, gt=0, le=_DAYS, description="τ.")
+    importance_weight: float | None = Field(
+        default=None, ge=0, le=1, description="Weight w of importance: factor 1 − w + w·importance."
+    )
+    trust_weight: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Weight w of the source's trust: factor 1 − w + w·trust (0: no effect).",
+    )
+    time_weight: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Weight w of a time window read from the query: memories that occurred "
+        "outside it score × (1 − w) (0: no effect).",
+    )
+
+
+class CapacityPolicy(_Section):
+    max_active_memories: int | None = Field(
+        default=None, ge=1, le=1_000_000_000, description="Soft cap on active memories."
+    )
+
+
+class TrustPolicy(_Section):
+    sources: dict[str, float] | None = Field(
+        default=None,
+        description="Trust (0..1) per source name; a PUT adds to or overrides the defaults.",
+    )
+    default: float | None = Field(
+        default=None, ge=0, le=1, description="Trust of any other source name, and of none."
+    )
+    quarantine_below: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="A claim from a source trusted less than this waits for review.",
+    )
+
+    @field_validator("sources")
+    @classmethod
+    def _levels(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        for name, level in (value or {}).items():
+            if not name.strip() or len(name) > 200:
+                raise ValueError(f"source name {name[:40]!r}: must be 1 to 200 characters")
+            if not 0 <= level <= 1:
+                raise ValueError(f"{name}: trust must be between 0 and 1")
+        return value
+
+    def of(self, source: str | None) -> float:
+        """The trust of `source` (a name not listed, or none, has the default)."""
+        assert self.default is not None
+        if source is None or self.sources is None:
+            return self.default
+        return self.sources.get(source, self.default)
+
+
+class RedactionPolicy(_Section):
+    mode: Literal["redact", "reject", "off"] | None = Field(
+        default=None,
+        description="redact: secrets are replaced with [REDACTED:kind]; reject: a write "
+        "holding one is refused (422, nothing stored); off: text is stored as sent.",
+    )
+    email: bool | None = Field(default=None, description="Also treat e-mail addresses so.")
+    phone: bool | None = Field(default=None, description="Also treat phone numbers so.")
+
+
+class Policy(_Section):
+    """The document as PUT and as GET returns it (GET: every field filled in)."""
+
+    lifecycle: LifecyclePolicy | None = None
+    ranking: RankingPolicy | None = None
+    capacity: CapacityPolicy | None = None
+    trust: TrustPolicy | None = None
+    redaction: RedactionPolicy | None = None
+
+
+def field_info(path: str) -> FieldInfo:
+    """The field at a dotted path of the document, e.g. `lifecycle.cold_after_days`."""
+    model: type[BaseModel] = Policy
+    *sections, name = path.split(".")
+    for section in sections:
+        annotation = model.model_fields[section].annotation
+        # a section is `Model | None`
+        model = next(
+            a
+            for a in getattr(annotation, "__args__", (annotation,))
+            if isinstance(a, type) and issubclass(a, BaseModel)
+        )
+    return model.model_fields[name]
