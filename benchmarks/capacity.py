@@ -25,7 +25,7 @@ from benchmarks.perf import load
 from benchmarks.stack import API_KEY, stores
 from hindsight import core
 from hindsight.config import Settings
-from hindsight.maintenance import jobs as maintenance_jobs
+from hindsight.maintenance import purge
 from hindsight.stores.hot_steps import session_key
 
 RESULTS = Path(__file__).parent / "results" / "capacity.json"
@@ -64,7 +64,7 @@ async def compact(url: str) -> None:
     settings = Settings(api_key=API_KEY)
     hs = await core.start(settings, database_url=url, redis_url=None, background=False)
     try:
-        await maintenance_jobs.run_once(hs.pool, settings)
+        await purge.run_once(hs.pool, settings)
     finally:
         await hs.aclose()
 

@@ -16,7 +16,7 @@ import json
 import time
 
 from benchmarks.retrieval_eval import dataset
-from hindsight.text.redact import redactor
+from hindsight.text.secrets import redactor
 
 SETS = ("curated", "conversations", "zh", "ja")
 ROUNDS = 5

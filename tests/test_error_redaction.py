@@ -107,6 +107,6 @@ def test_a_503_does_not_carry_the_database_drivers_message(fresh_db: str, redis_
     ],
 )
 def test_urls_are_shown_without_userinfo_or_query(given: str, shown: str) -> None:
-    from hindsight import redact
+    from hindsight import disclose
 
-    assert redact.url(given) == shown
+    assert disclose.url(given) == shown

@@ -13,7 +13,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from hindsight.db.pool import Connection
-from hindsight.stores import jobs as store
+from hindsight.stores import consolidation_jobs as store
 from tests.conftest import Api, make_settings
 from tests.support import fake_brain
 from tests.support.fake_openai import FakeOpenAI

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hindsight.text.redact import luhn, marker_counts, redactor
+from hindsight.text.secrets import luhn, marker_counts, redactor
 
 OPENAI = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
 CASES = [

@@ -15,7 +15,7 @@ from hindsight.db.schema import ensure_embedding_matches
 from hindsight.embeddings import Embedder, create_embedder
 from hindsight.errors import ConfigurationError
 from hindsight.llm import LLM, create_llm
-from hindsight.maintenance.jobs import MaintenanceLoop
+from hindsight.maintenance.purge import MaintenanceLoop
 from hindsight.rerank import Reranker, create_reranker
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.auth import Authenticator, KeyService

@@ -8,7 +8,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import openai
 
-from hindsight import redact
+from hindsight import disclose
 from hindsight.errors import HindsightError, ProviderError, Unavailable
 
 
@@ -48,7 +48,7 @@ def translate(exc: Exception, *, what: str, where: str) -> HindsightError:
     """What the caller should see. Transient trouble (the client has already retried it)
     becomes Unavailable (503 with Retry-After); the rest a ProviderError (502). The
     endpoint is named without userinfo or query, where credentials may hide."""
-    where = redact.url(where)
+    where = disclose.url(where)
     if isinstance(exc, openai.APIStatusError):
         if exc.status_code in (408, 409, 429) or exc.status_code >= 500:
             return Unavailable(
@@ -66,7 +66,7 @@ def translate(exc: Exception, *, what: str, where: str) -> HindsightError:
     if isinstance(exc, json.JSONDecodeError | ValueError):
         return ProviderError(f"{what} endpoint {where} sent an answer we cannot read (not JSON)")
     return ProviderError(
-        f"{what} endpoint {where} sent an answer we cannot read: {redact.failure(exc)}"
+        f"{what} endpoint {where} sent an answer we cannot read: {disclose.failure(exc)}"
     )
 
 

@@ -22,7 +22,7 @@ def maintenance() -> None:
 @friendly
 def purge() -> None:
     """Delete expired working memory and old recall-log rows; merge keyword statistics."""
-    from hindsight.maintenance.jobs import run_once
+    from hindsight.maintenance.purge import run_once
 
     settings = load_settings()
 

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from hindsight import redact
+from hindsight import disclose
 from hindsight.errors import HindsightError, ProviderError, Unavailable
 from hindsight.observability import metrics
 
@@ -66,7 +66,7 @@ class EndpointReranker:
     ) -> None:
         self._protocol = protocol
         self._url = endpoint_url(url, protocol)
-        self._where = redact.url(self._url)
+        self._where = disclose.url(self._url)
         self._model = model
         self._api_key = api_key
         self._timeout = timeout

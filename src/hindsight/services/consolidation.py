@@ -28,7 +28,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, Field, ValidationError
 
-from hindsight import limits, redact
+from hindsight import disclose, limits
 from hindsight.background import BackgroundLoop
 from hindsight.config import Settings
 from hindsight.db.pool import Connection
@@ -47,7 +47,7 @@ from hindsight.services.distill import (
 from hindsight.services.memory import MemoryService
 from hindsight.services.observing import Outcome
 from hindsight.services.redaction import scrubber
-from hindsight.stores import jobs as store
+from hindsight.stores import consolidation_jobs as store
 from hindsight.stores.hot_steps import HotSteps
 from hindsight.text.filler import first_sentence_summary
 
@@ -177,7 +177,7 @@ class ConsolidationService:
         except Exception as exc:
             log.exception("consolidation job %s failed", job["id"])
             # the job's error is shown to API callers: no input values in it (the log has them)
-            outcome = await self._reschedule(job, redact.failure(exc), 5.0 * job["attempts"])
+            outcome = await self._reschedule(job, disclose.failure(exc), 5.0 * job["attempts"])
         finally:
             lease.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -1,6 +1,6 @@
 """Secrets and personal data never reach storage or a provider.
 
-One redactor (`hindsight.text.redact`) is applied to memory keys and values, step contents
+One redactor (`hindsight.text.secrets`) is applied to memory keys and values, step contents
 and summaries, recall queries, restored exports, and every text sent to an embedding, rerank or LLM
 endpoint. Its mode is per namespace (the policy's `redaction` section, defaulting to
 HINDSIGHT_REDACTION): `redact` replaces each finding with `[REDACTED:kind]`, `reject`
@@ -23,7 +23,7 @@ from hindsight.errors import InvalidInput
 from hindsight.llm.base import LLM
 from hindsight.rerank.base import Reranker
 from hindsight.services.policy import PolicyService
-from hindsight.text.redact import Redactor, redactor
+from hindsight.text.secrets import Redactor, redactor
 from hindsight.wire.policy import RedactionPolicy
 
 M = TypeVar("M", bound=BaseModel)

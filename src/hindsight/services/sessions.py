@@ -21,7 +21,7 @@ from hindsight.observability import metrics
 from hindsight.services.consolidation import ConsolidationService
 from hindsight.services.policy import PolicyService
 from hindsight.services.redaction import scrubber
-from hindsight.stores import jobs as jobs_store, steps as store
+from hindsight.stores import consolidation_jobs as jobs_store, steps as store
 from hindsight.stores.hot_steps import HotSteps
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from hindsight.db.pool import Connection
-from hindsight.stores.jobs import JOB_COLUMNS
+from hindsight.stores.consolidation_jobs import JOB_COLUMNS
 
 
 async def memory_counts(conn: Connection) -> list[tuple[str, str, int]]:

@@ -12,7 +12,7 @@ from hindsight import limits
 from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep, WritableNamespaceDep
 from hindsight.services.memory import ForgetPolicy
 from hindsight.services.observing import Outcome, observation_from
-from hindsight.text.redact import marker_counts
+from hindsight.text.secrets import marker_counts
 from hindsight.wire.fields import MemoryType
 from hindsight.wire.memories import (
     BatchIn,

@@ -11,7 +11,7 @@ from hindsight.api.deps import CoreDep, NamespaceDep, SessionIdDep, WritableName
 from hindsight.api.responses import json_response
 from hindsight.api.routes.jobs import job_out
 from hindsight.errors import InvalidInput
-from hindsight.text.redact import marker_counts
+from hindsight.text.secrets import marker_counts
 from hindsight.wire.fields import clean_text
 from hindsight.wire.sessions import (
     ContextOut,
