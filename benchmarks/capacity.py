@@ -112,7 +112,7 @@ async def steps(url: str, redis_url: str, sessions: int, per_session: int) -> No
     try:
         for s in range(sessions):
             for _ in range(per_session):
-                await hs.sessions.append("steps", f"s{s}", content=STEP)
+                await hs.sessions.append_step("steps", f"s{s}", content=STEP)
     finally:
         await hs.aclose()
 

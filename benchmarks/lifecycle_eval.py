@@ -188,7 +188,7 @@ async def evaluate(
             await hs.policies.put(ns, Policy.model_validate({"ranking": ranking}), actor="eval")
             by_kind: dict[str, list[dict[str, float]]] = defaultdict(list)
             for q in data.questions:
-                hits = await hs.recall.search(ns, RecallRequest(q.text, k=max(KS)))
+                hits = (await hs.recall.rank(ns, RecallRequest(q.text, k=max(KS)))).results
                 m = metrics([h.row["key"] for h in hits], q.gold)
                 by_kind[q.kind].append(m)
                 by_kind["all"].append(m)
@@ -228,7 +228,7 @@ async def simulate_feedback(
         for q in data.questions:
             if q.kind != "paraphrase":
                 continue
-            hits = await hs.recall.search(ns, RecallRequest(q.text, k=max(KS)))
+            hits = (await hs.recall.rank(ns, RecallRequest(q.text, k=max(KS)))).results
             ids = [h.row["id"] for h in hits]
             counts = {
                 r[0]: (r[1], r[2])

@@ -234,7 +234,7 @@ async def hnsw_quality(
         hs = await core.start(settings, database_url=url, redis_url=None, background=False)
         try:
             answers[mode] = [
-                [h.row["id"] for h in await hs.recall.search(ns, RecallRequest(q, 10, flt))]
+                [h.row["id"] for h in (await hs.recall.rank(ns, RecallRequest(q, 10, flt))).results]
                 for ns, q in queries
             ]
         finally:

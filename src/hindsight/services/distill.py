@@ -192,7 +192,7 @@ class Distiller:
             ]
             # messages are not questions: a date said in them is no window to rank by
             request = RecallRequest(query, k=_RELATED_PER_WINDOW, resolve_time=False)
-            for hit in await self._recall.search(namespace, request):
+            for hit in (await self._recall.rank(namespace, request)).results:
                 found.setdefault(hit.row["id"], hit.row)
         return list(found.values())
 

@@ -99,7 +99,7 @@ def recall_request(body: RecallIn, *, default_hops: int) -> RecallRequest:
 
 
 @dataclass(frozen=True)
-class Searched:
+class Ranking:
     results: list[Ranked]
     # why the vector arm was skipped (the query could not be embedded), else None
     vector_skipped: str | None = None
@@ -130,13 +130,13 @@ def _logged(item: Ranked) -> dict[str, Any]:
     }
 
 
-def _logged_filters(request: RecallRequest, searched: Searched) -> dict[str, Any]:
+def _logged_filters(request: RecallRequest, ranking: Ranking) -> dict[str, Any]:
     """The filters as sent, and the time the query was read to name (why results outside
     it scored less)."""
     out = request.filter.as_json()
     if request.reference_time is not None:
         out["reference_time"] = request.reference_time.isoformat()
-    window = searched.time_window
+    window = ranking.time_window
     if window is not None:
         out["time_window"] = {
             "start": window.start.isoformat(),
@@ -185,13 +185,10 @@ class RecallService:
             specificity_weight=self._settings.specificity_weight,
         )
 
-    async def search(self, namespace: str, request: RecallRequest) -> list[Ranked]:
-        """Rank memories without recording anything (no access counts, no log): for the
-        service's own lookups."""
-        return (await self.searched(namespace, request)).results
-
-    async def searched(self, namespace: str, request: RecallRequest) -> Searched:
-        """The ranking, and whether it had to do without the vector arm. With `hops=2`, a
+    async def rank(self, namespace: str, request: RecallRequest) -> Ranking:
+        """Recall without recording anything (no access counts, no log), for the service's
+        own lookups and for `recall`: the ranking, and whether it had to do without the
+        vector arm. With `hops=2`, a
         second search follows the best hit ("where does my sister live?" finds the
         sister, then where she lives). A time the query names ("last May") ranks the
         results (`time_window`)."""
@@ -199,14 +196,12 @@ class RecallService:
         query = request.query
         if window is not None and self._settings.time_strip_query:
             query = window.without(query)
-        first = await self._search_once(namespace, query, request, window)
+        first = await self._rank_once(namespace, query, request, window)
         if request.hops < 2 or not first.results:
             return dataclasses.replace(first, time_window=window, searched_query=query)
         anchor = first.results[0]
-        second = await self._search_once(
-            namespace, f"{query} {anchor.row['value']}", request, window
-        )
-        return Searched(
+        second = await self._rank_once(namespace, f"{query} {anchor.row['value']}", request, window)
+        return Ranking(
             merge_hops(first.results, second.results, anchor, request.k),
             first.vector_skipped or second.vector_skipped,
             window,
@@ -230,7 +225,7 @@ class RecallService:
         lookup = dataclasses.replace(
             request, query=found.event, k=1, min_relevance=ANCHOR_MIN_RELEVANCE
         )
-        best = (await self._search_once(namespace, found.event, lookup, None)).results
+        best = (await self._rank_once(namespace, found.event, lookup, None)).results
         if not best:
             return None
         row = best[0].row
@@ -254,9 +249,9 @@ class RecallService:
             return None, f"the query could not be embedded: {exc}"
         return HalfVector(vector), None
 
-    async def _search_once(
+    async def _rank_once(
         self, namespace: str, query: str, request: RecallRequest, window: TimeWindow | None
-    ) -> Searched:
+    ) -> Ranking:
         vector, skipped = await self._query_vector(query)
         terms, counts = query_terms(query)
         search = store.Search(
@@ -300,7 +295,7 @@ class RecallService:
             ranking = self.ranking(request)
         rows = merge_arms(by_vector, by_keyword)
         ranked = rank(rows, ranking, request.k, request.min_relevance, factors)
-        return Searched(ranked, skipped)
+        return Ranking(ranked, skipped)
 
     def _keep_specificities(self, namespace: str, found: list[list[dict[str, Any]]]) -> None:
         """The specificities the statements computed (not read back), for the recorder to
@@ -358,17 +353,17 @@ class RecallService:
         if query != request.query:
             request = dataclasses.replace(request, query=query)
         if self._reranker is None:
-            searched = await self.searched(namespace, request)
-            ranked, rerank_skipped = searched.results, None
+            ranking = await self.rank(namespace, request)
+            ranked, rerank_skipped = ranking.results, None
         else:
             # the reranker scores the best max(k, HINDSIGHT_RERANK_CANDIDATES); k are kept
             depth = max(request.k, self._settings.rerank_candidates)
-            searched = await self.searched(namespace, dataclasses.replace(request, k=depth))
+            ranking = await self.rank(namespace, dataclasses.replace(request, k=depth))
             with timing.span("rerank"):
                 ranked, rerank_skipped = await reranked(
                     self._reranker,
                     request.query,
-                    searched.results,
+                    ranking.results,
                     request.k,
                     self._settings.rerank_weight,
                 )
@@ -381,7 +376,7 @@ class RecallService:
                 namespace=namespace,
                 query=request.query,
                 k=request.k,
-                filters=_logged_filters(request, searched),
+                filters=_logged_filters(request, ranking),
                 result_ids=[r.row["id"] for r in ranked],
                 scores=[r.score for r in ranked],
                 results=[_logged(r) for r in ranked],
@@ -393,10 +388,10 @@ class RecallService:
         return RecallResult(
             recall_id=recall_id,
             results=ranked,
-            vector_skipped=searched.vector_skipped,
+            vector_skipped=ranking.vector_skipped,
             rerank_skipped=rerank_skipped,
-            time_window=searched.time_window,
-            searched_query=searched.searched_query,
+            time_window=ranking.time_window,
+            searched_query=ranking.searched_query,
         )
 
     async def explain(self, namespace: str, recall_id: uuid.UUID) -> dict[str, Any] | None:

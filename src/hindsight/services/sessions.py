@@ -53,7 +53,7 @@ class SessionService:
         self._hot = hot
         self._consolidation = consolidation
 
-    async def append(
+    async def append_step(
         self,
         namespace: str,
         session_id: str,

@@ -54,7 +54,7 @@ async def append_step(
             clean_text(key)
         except ValueError as exc:
             raise InvalidInput(f"idempotency_key: {exc}") from None
-    appended = await core.sessions.append(
+    appended = await core.sessions.append_step(
         namespace,
         session_id,
         content=body.content,
