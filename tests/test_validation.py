@@ -234,3 +234,15 @@ def test_deep_json_stored_before_the_limit_never_breaks_a_read(
         r = api.client.get(api.base + path)
         assert r.status_code == 200, (path, r.text)
     assert api.client.get(f"{api.base}/memories/{m['id']}/history").status_code == 200
+
+
+def test_a_trailing_newline_makes_no_name(api: Api, client: httpx.Client) -> None:
+    """`nsA\\n` and `s1\\n` once passed the name checks and made a namespace and a session
+    that look like `nsA` and `s1`, and that erasing `nsA` left behind."""
+    r = client.post(f"/v1/namespaces/{api.ns}%0A/memories", json={"key": "k", "value": "v"})
+    assert r.status_code == 422, r.text
+    assert "is not a namespace" in r.json()["error"]["message"]
+    r = api.client.post(f"{api.base}/sessions/s1%0A/steps", json={"content": "a step"})
+    assert r.status_code == 422, r.text
+    assert "is not a session id" in r.json()["error"]["message"]
+    assert api.client.get(f"{api.base}/memories").json()["memories"] == []

@@ -113,7 +113,7 @@ class HindsightSession:
 
 def _role(item: Any) -> str:
     for candidate in (item.get("role"), item.get("type")):
-        if isinstance(candidate, str) and _ROLE.match(candidate):
+        if isinstance(candidate, str) and _ROLE.fullmatch(candidate):
             return candidate
     return "item"
 

@@ -41,7 +41,7 @@ def _route(scope: Scope) -> str:
 def _given_id(scope: Scope) -> str | None:
     for name, value in scope.get("headers", []):
         if name == HEADER:
-            return value.decode("ascii") if _VALID.match(value) else None
+            return value.decode("ascii") if _VALID.fullmatch(value) else None
     return None
 
 

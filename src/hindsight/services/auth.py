@@ -110,11 +110,11 @@ class Authenticator:
         digest = hash_key(token)
         if self._bootstrap is not None and hmac.compare_digest(digest, self._bootstrap):
             principal = Principal(name="bootstrap-admin", namespaces=None, role=Role.ADMIN)
-        elif not _TOKEN.match(token):
+        elif not _TOKEN.fullmatch(token):
             raise Unauthorized(
                 "malformed API key: a key is ASCII letters, digits and - . _ ~ + / = only"
             )
-        elif not _STORED_KEY.match(token):
+        elif not _STORED_KEY.fullmatch(token):
             raise Unauthorized("unknown or revoked API key")
         else:
             principal = await self._cached(digest)

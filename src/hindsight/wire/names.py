@@ -10,12 +10,13 @@ import re
 
 from hindsight import limits
 
+# fullmatch: `$` alone also matches before a trailing newline, so "ns\n" passed as "ns"
 _NAMESPACE = re.compile(limits.NAMESPACE_PATTERN)
 _SESSION = re.compile(limits.SESSION_ID_PATTERN)
 
 
 def namespace_problem(namespace: str) -> str | None:
-    if _NAMESPACE.match(namespace):
+    if _NAMESPACE.fullmatch(namespace):
         return None
     return (
         f"namespace: {namespace!r} is not a namespace; use 1-64 characters of letters, "
@@ -24,7 +25,7 @@ def namespace_problem(namespace: str) -> str | None:
 
 
 def session_id_problem(session_id: str) -> str | None:
-    if _SESSION.match(session_id):
+    if _SESSION.fullmatch(session_id):
         return None
     return (
         f"session_id: {session_id!r} is not a session id; use 1-128 characters of "
