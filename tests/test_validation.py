@@ -246,3 +246,22 @@ def test_a_trailing_newline_makes_no_name(api: Api, client: httpx.Client) -> Non
     assert r.status_code == 422, r.text
     assert "is not a session id" in r.json()["error"]["message"]
     assert api.client.get(f"{api.base}/memories").json()["memories"] == []
+
+
+def test_a_nul_anywhere_is_422_and_changes_nothing(api: Api) -> None:
+    """A NUL in a query parameter was a 500, and one in a policy's source name closed the
+    connection: PostgreSQL cannot hold a NUL in text."""
+    for path in [
+        f"{api.base}/recalls?actor=%00x",
+        f"{api.base}/memories?key=a%00b",
+        f"{api.base}/sessions/s1/steps?recent=1&x=%00",
+        f"{api.base}/memories/%00",
+    ]:
+        r = api.client.get(path)
+        assert r.status_code == 422, (path, r.text)
+        assert "NUL" in r.json()["error"]["message"], r.text
+    before = api.client.get(f"{api.base}/policy").json()
+    r = api.client.put(f"{api.base}/policy", json={"trust": {"sources": {"s\u0000": 0.5}}})
+    assert r.status_code == 422, r.text
+    assert "NUL" in r.json()["error"]["message"], r.text
+    assert api.client.get(f"{api.base}/policy").json() == before

@@ -22,6 +22,7 @@ from pydantic import SecretStr
 from hindsight import __version__, core, ui
 from hindsight.api import rest
 from hindsight.api.body_limit import BodyLimit
+from hindsight.api.nul_guard import NulGuard
 from hindsight.client import AsyncHindsight
 from hindsight.config import Settings
 from hindsight.errors import ConfigurationError
@@ -68,6 +69,7 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(NulGuard)
     app.add_middleware(RequestObserver)  # outermost: times and logs every request
     rest.install(app)
     ui.install(app)

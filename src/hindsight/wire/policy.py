@@ -16,6 +16,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.fields import FieldInfo
 
+from hindsight.wire.fields import clean_text
+
 _DAYS = 36_500
 
 
@@ -119,6 +121,7 @@ class TrustPolicy(_Section):
         for name, level in (value or {}).items():
             if not name.strip() or len(name) > 200:
                 raise ValueError(f"source name {name[:40]!r}: must be 1 to 200 characters")
+            clean_text(name)
             if not 0 <= level <= 1:
                 raise ValueError(f"{name}: trust must be between 0 and 1")
         return value

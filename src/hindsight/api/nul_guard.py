@@ -1,0 +1,50 @@
+"""Refuse a NUL character in a request's path or query string with our usual 422.
+
+PostgreSQL cannot store or compare a NUL in text, and psycopg raises on one before the
+statement is sent: a NUL in any query parameter or path segment used to be a 500. Bodies
+are checked field by field by the wire models (`hindsight.wire.fields`).
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import unquote_to_bytes
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+_BODY = json.dumps(
+    {
+        "error": {
+            "code": "invalid_input",
+            "message": "the path or query string holds a NUL (%00) character; remove it",
+            "details": None,
+        }
+    }
+).encode()
+
+
+def _has_nul(scope: Scope) -> bool:
+    raw_path = scope.get("raw_path") or scope.get("path", "").encode()
+    query = scope.get("query_string", b"")
+    return b"\x00" in unquote_to_bytes(raw_path) or b"\x00" in unquote_to_bytes(query)
+
+
+class NulGuard:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not _has_nul(scope):
+            await self.app(scope, receive, send)
+            return
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 422,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(_BODY)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": _BODY})
