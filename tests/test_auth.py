@@ -175,6 +175,23 @@ def test_rate_limits_per_key_and_per_client_address(migrated: str) -> None:
     asyncio.run(go())
 
 
+def test_metrics_are_rate_limited_like_every_other_route(migrated: str, redis_url: str) -> None:
+    """/metrics was never counted: a leaked key (or anyone, where it is public) could scrape
+    it in a loop."""
+    headers = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    settings = make_settings(rate_limit_per_key=0.1, rate_limit_per_client=0)
+    with ThreadServer(settings, migrated, redis_url) as srv:
+        assert httpx.get(f"{srv.url}/metrics", headers=headers).status_code == 200
+        r = httpx.get(f"{srv.url}/metrics", headers=headers)
+        assert r.status_code == 429, r.text
+    public = make_settings(metrics_public=True, rate_limit_per_key=0, rate_limit_per_client=0.1)
+    with ThreadServer(public, migrated, redis_url) as srv:
+        assert httpx.get(f"{srv.url}/metrics").status_code == 200
+        r = httpx.get(f"{srv.url}/metrics")
+        assert r.status_code == 429, r.text
+        assert r.headers["Retry-After"] == "10"
+
+
 def test_over_the_limit_is_429_with_retry_after(migrated: str, redis_url: str, ns: str) -> None:
     settings = make_settings(rate_limit_per_key=0.1, rate_limit_per_client=0)
     with ThreadServer(settings, migrated, redis_url) as srv:

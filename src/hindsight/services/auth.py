@@ -101,11 +101,15 @@ class Authenticator:
         self._per_key = TokenBuckets(per_key, what="with this API key", clock=clock)
         self._per_client = TokenBuckets(per_client, what="from this address", clock=clock)
 
+    def count_client(self, client: str | None) -> None:
+        """Count a request that needs no key against its address's limit (None: not)."""
+        if client is not None:
+            self._per_client.take(client)
+
     async def authenticate(self, authorization: str | None, client: str | None = None) -> Principal:
         """Who sent the request. `client`, the caller's address, is rate limited before the
         key is even looked at; None (a call the service makes to itself) is not limited."""
-        if client is not None:
-            self._per_client.take(client)
+        self.count_client(client)
         token = bearer_token(authorization)
         digest = hash_key(token)
         if self._bootstrap is not None and hmac.compare_digest(digest, self._bootstrap):
