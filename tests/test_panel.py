@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.conftest import ADMIN_KEY, Api, make_settings
@@ -76,6 +77,8 @@ def sign_in(page: Any, key: str = ADMIN_KEY, to: str = "") -> None:
 
 
 def test_sign_in_find_a_memory_and_read_its_history(page: Any, api: Api) -> None:
+    from playwright.sync_api import expect
+
     api.observe({"key": "user.city", "value": "Lisbon", "source": "chat"})
     api.observe({"key": "user.city", "value": "Porto", "source": "chat"})  # supersedes
     api.observe({"key": "user.pet", "value": "a cat named Miso", "tags": ["home"]})
@@ -93,7 +96,8 @@ def test_sign_in_find_a_memory_and_read_its_history(page: Any, api: Api) -> None
     page.wait_for_selector("h1:has-text('Memories in')")
     page.fill("input[name=prefix]", "user.c")
     page.click("form.filters button[type=submit]")
-    page.wait_for_function("document.querySelectorAll('tbody tr').length === 1")
+    # expect, not wait_for_function: a predicate string is eval'd, which the CSP refuses
+    expect(page.locator("tbody tr")).to_have_count(1)
     assert "Porto" in page.inner_text("tbody")
     shot(page, "memories")
 
@@ -382,6 +386,8 @@ def test_recall_playground_shows_the_hop_path(page: Any, api: Api) -> None:
 
 
 def test_a_step_appears_in_a_live_session(page: Any, api: Api) -> None:
+    from playwright.sync_api import expect
+
     api.append("live", "opened the ticket")
     sign_in(page, to=f"#/session?ns={api.ns}&id=live")
     page.wait_for_selector("[data-step='0']")
@@ -395,9 +401,7 @@ def test_a_step_appears_in_a_live_session(page: Any, api: Api) -> None:
     r = api.client.post(f"{api.base}/sessions/live:end")
     assert r.status_code == 200, r.text
     page.wait_for_selector(".job")
-    page.wait_for_function(
-        "document.querySelector('[role=status]').textContent.includes('not refreshing')"
-    )
+    expect(page.locator("[role=status]")).to_contain_text("not refreshing")
     page.goto(f"/ui/#/sessions?ns={api.ns}")
     page.wait_for_selector("tr[data-session=live]")
     shot(page, "sessions")
@@ -445,3 +449,31 @@ def test_a_slow_page_never_replaces_the_page_the_user_went_on_to(page: Any, api:
     page.wait_for_load_state("networkidle")
     expect(card.locator(".reason")).to_contain_text("under quarantine_below")
     expect(page.locator("main h1")).to_have_text(f"Review in {api.ns}")
+
+
+def test_the_panel_is_served_under_a_content_security_policy(server: ThreadServer) -> None:
+    """A page that shows memory values must not run or load what a value smuggles in, and no
+    other site may frame it."""
+    for path in ("/ui/", "/ui/js/app.js", "/ui/style.css"):
+        r = httpx.get(f"{server.url}{path}")
+        assert r.status_code == 200, path
+        csp = r.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp, csp
+        assert "unsafe-inline" not in csp and "unsafe-eval" not in csp, csp
+        assert r.headers["x-frame-options"] == "DENY"
+        assert r.headers["x-content-type-options"] == "nosniff"
+
+
+def test_the_panel_works_within_its_policy(page: Any, api: Api) -> None:
+    """Nothing the panel does is refused by its own policy: the score bars keep their width."""
+    refused: list[str] = []
+    page.on("console", lambda m: refused.append(m.text) if "Content Security" in m.text else None)
+    api.observe({"key": "user.city", "value": "the user lives in the city of Porto"})
+    sign_in(page, to=f"#/recall?ns={api.ns}")
+    page.wait_for_selector("input[name=query]")
+    page.fill("input[name=query]", "which city does the user live in")
+    page.click("#recall-form button[type=submit]")
+    page.wait_for_selector(".hit .bar span")
+    width = page.locator(".hit .bar.relevance span").first.evaluate("e => e.style.width")
+    assert width.endswith("%") and float(width[:-1]) > 0, width
+    assert not refused, refused

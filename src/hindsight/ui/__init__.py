@@ -11,8 +11,37 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 PATH = "/ui"
+
+# The panel loads its own files only and is never framed: a memory value that slipped
+# past the DOM helpers (text only, never HTML) still could not load or send anything, and
+# no other site can overlay the panel to steal a click.
+SECURITY_HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        b"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+        b"frame-ancestors 'none'",
+    ),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+]
+
+
+class _Secured:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
 def static_dir() -> Path:
@@ -24,4 +53,4 @@ def install(app: FastAPI) -> None:
     async def panel() -> RedirectResponse:
         return RedirectResponse(f"{PATH}/")
 
-    app.mount(PATH, StaticFiles(directory=static_dir(), html=True), name="ui")
+    app.mount(PATH, _Secured(StaticFiles(directory=static_dir(), html=True)), name="ui")
