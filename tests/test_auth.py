@@ -78,6 +78,22 @@ def test_scoped_key_from_the_cli(server: ThreadServer, migrated: str, ns: str) -
     assert bad.returncode != 0 and "namespace" in bad.stderr
 
 
+def test_an_admin_key_for_some_namespaces_is_refused(migrated: str, ns: str) -> None:
+    """An admin key reaches every namespace: one 'for nsA' was printed as such and listed
+    with nsA, yet reached them all. The combination is refused and no key is made."""
+    name = f"admin-{ns}"
+    made = hindsight("keys", "create", name, "--role", "admin", "--namespace", ns,
+                     database_url=migrated)  # fmt: skip
+    assert made.returncode != 0, made.stdout
+    assert "admin" in made.stderr and "--all-namespaces" in made.stderr, made.stderr
+    listed = hindsight("keys", "list", database_url=migrated)
+    assert name not in listed.stdout
+    made = hindsight("keys", "create", name, "--role", "admin", "--all-namespaces",
+                     database_url=migrated)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert "for every namespace" in made.stderr
+
+
 def test_an_authorization_header_that_is_not_utf8_is_401(server: ThreadServer, ns: str) -> None:
     for path in (f"/v1/namespaces/{ns}/memories", "/mcp"):
         r = httpx.request(

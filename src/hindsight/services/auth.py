@@ -23,7 +23,7 @@ from psycopg import errors as pg_errors
 from psycopg_pool import AsyncConnectionPool
 
 from hindsight.db.pool import Connection
-from hindsight.errors import Conflict, Forbidden, Unauthorized
+from hindsight.errors import Conflict, Forbidden, InvalidInput, Unauthorized
 from hindsight.ids import uuid7
 from hindsight.services.rate_limit import TokenBuckets
 from hindsight.services.roles import Role
@@ -175,6 +175,13 @@ class KeyService:
         self, name: str, *, namespaces: Sequence[str] | None, role: Role
     ) -> tuple[str, dict[str, Any]]:
         """A key for `namespaces` (None: every namespace) with `role`."""
+        if role is Role.ADMIN and namespaces is not None:
+            # an admin acts across namespaces (keys, metrics, every namespace's data): a key
+            # that said otherwise would mislead whoever reads `keys list`
+            raise InvalidInput(
+                "an admin key reaches every namespace: create it with --all-namespaces, or "
+                "give a key for these namespaces the curator role"
+            )
         key = new_key()
         try:
             async with self._pool.connection() as conn:
