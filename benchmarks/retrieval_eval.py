@@ -465,7 +465,7 @@ def real_table(
         "runs": [
             {
                 "embedder": r["embedder"],
-                **{k: v for k, v in r.items() if k not in ("set", "scores", "embedder")},
+                **_notes(r),
             }
             for _, r in runs
         ],
@@ -478,6 +478,15 @@ def real_table(
     return "\n".join(lines), kept
 
 
+def _notes(result: dict[str, Any]) -> dict[str, Any]:
+    """A run's notes for the JSON: load time, folds, ms per recall (rounded)."""
+    return {
+        k: round(v, 2) if isinstance(v, float) else v
+        for k, v in result.items()
+        if k not in ("set", "scores", "embedder")
+    }
+
+
 def generated_json(result: dict[str, Any], embedder: str) -> dict[str, Any]:
     data: Dataset = result["set"]
     return {
@@ -485,7 +494,7 @@ def generated_json(result: dict[str, Any], embedder: str) -> dict[str, Any]:
         "written_by": "us",
         "embedder": result["embedder"],
         "questions": len(data.questions),
-        **{k: v for k, v in result.items() if k not in ("set", "scores", "embedder")},
+        **_notes(result),
         "systems": {
             f"{ranking}, {EMBEDDERS[embedder]}": {
                 kind: {m: round(v, 4) for m, v in _avg(rows).items()}
@@ -494,6 +503,15 @@ def generated_json(result: dict[str, Any], embedder: str) -> dict[str, Any]:
             for ranking, by_kind in result["scores"].items()
         },
     }
+
+
+def write_json(path: Path, record: dict[str, Any]) -> None:
+    """The run as JSON, one line a set (its per-question scores included), so a diff of
+    two runs shows which sets moved."""
+    head = {k: v for k, v in record.items() if k != "sets"}
+    lines = [json.dumps(s, ensure_ascii=False) for s in record["sets"]]
+    text = json.dumps(head, ensure_ascii=False)[:-1] + ', "sets": [\n' + ",\n".join(lines)
+    path.write_text(text + "\n]}\n")
 
 
 def set_names(spec: str) -> list[str]:
@@ -595,18 +613,9 @@ def main() -> None:
         f"Written by us (generated): {', '.join(ours) or 'none run'}.\n"
     )
     Path(args.out).write_text(header + "\n" + "\n\n".join(sections) + "\n")
-    Path(args.out).with_suffix(".json").write_text(
-        json.dumps(
-            {
-                "command": command,
-                "commit": commit,
-                "seconds": round(seconds, 1),
-                "sets": kept,
-            },
-            ensure_ascii=False,
-            indent=1,
-        )
-        + "\n"
+    write_json(
+        Path(args.out).with_suffix(".json"),
+        {"command": command, "commit": commit, "seconds": round(seconds, 1), "sets": kept},
     )
     print(f"written to {args.out} and {Path(args.out).with_suffix('.json')}")
 
