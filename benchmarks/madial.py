@@ -13,8 +13,9 @@ How a memory is observed (decided before any run, not tuned to the 80 rows):
   adds nothing to either arm (the other sets' keys, `D3:5`, are the same kind);
 - value: the `event` sentence alone, which is the memory as an agent would write it. The
   `scene` (one of five categories) and `emotion` (one of ~10 words, restated in the event
-  itself in 64% of the English and 74% of the Chinese rows) are the annotators' labels from
-  closed lists, not text an agent writes; they go into `metadata`, which nothing ranks.
+  itself in about 64% of the English and 74% of the Chinese rows) are the annotators'
+  labels from closed lists, not text an agent writes; they go into `metadata`, which
+  nothing ranks.
   (The published retrievers embedded `str({"scene": …, "emotion": …, "event": …})`, the
   date dropped: MADial-Bench's `Embedding.py`.)
 - memory type `event`; `occurred_at` the memory's `time` at noon UTC, as the conversation
