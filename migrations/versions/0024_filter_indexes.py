@@ -50,10 +50,11 @@ KEYWORD_TERM_COMMENT = (
     "hindsight_label_term()."
 )
 
-# The label counts' trigger function as this revision wrote it; the labels' functions and
-# the triggers are loaded from hindsight/db/functions.sql.
+# The label counts' trigger function as this revision wrote it (0025 replaced it, and puts
+# this back on downgrade); the labels' functions and the triggers are loaded from
+# hindsight/db/functions.sql.
 LABEL_STATS = r"""
-CREATE FUNCTION hindsight_ltm_label_stats() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION hindsight_ltm_label_stats() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO keyword_stats (namespace, term, df)

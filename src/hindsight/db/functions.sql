@@ -43,20 +43,24 @@ COMMENT ON FUNCTION hindsight_actor() IS
 -- `hindsight.reason` (why) and `hindsight.change` (a change's name where the trigger would
 -- infer another). Live memories (active and cold) count in the keyword statistics, so
 -- cooling or warming one changes no IDF; term 0 counts a namespace's live memories (BM25's N).
+-- Which statuses are live is said once, by the generated column `live` (migration 0020),
+-- which the transition tables carry like any other.
 CREATE OR REPLACE FUNCTION hindsight_ltm_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO memory_history (memory_id, namespace, mem_key, change, memory_type, old_value,
                               new_value, old_confidence, new_confidence, observation_count,
                               source, actor, reason)
-  SELECT n.id, n.namespace, n.mem_key, CASE WHEN n.status = 'quarantined' THEN 'quarantined' ELSE 'created' END, n.memory_type, NULL, n.mem_value, NULL,
-         n.confidence, n.observation_count, n.source, hindsight_actor(),
+  SELECT n.id, n.namespace, n.mem_key,
+         CASE WHEN n.status = 'quarantined' THEN 'quarantined' ELSE 'created' END,
+         n.memory_type, NULL, n.mem_value, NULL, n.confidence, n.observation_count, n.source,
+         hindsight_actor(),
          nullif(current_setting('hindsight.reason', true), '')
   FROM new_rows n;
 
   INSERT INTO keyword_stats (namespace, term, df)
   SELECT t.namespace, t.term, count(*)
   FROM (SELECT n.namespace, unnest(n.keyword_terms || 0) AS term
-        FROM new_rows n WHERE n.status IN ('active', 'cold')) t
+        FROM new_rows n WHERE n.live) t
   GROUP BY t.namespace, t.term;
   RETURN NULL;
 END $$;
@@ -96,21 +100,27 @@ BEGIN
                   CASE WHEN o.status = 'cold' AND n.status = 'active'
                             AND n.last_observed > o.last_observed THEN 'observed again' END)
   FROM new_rows n JOIN old_rows o ON o.id = n.id
-  WHERE (o.mem_key, o.mem_value, o.memory_type, o.confidence, o.observation_count, o.status, o.importance, o.tags, o.metadata, o.verified, o.permanent, o.source, o.expires_at, o.occurred_at) IS DISTINCT FROM (n.mem_key, n.mem_value, n.memory_type, n.confidence, n.observation_count, n.status, n.importance, n.tags, n.metadata, n.verified, n.permanent, n.source, n.expires_at, n.occurred_at);
+  WHERE (o.mem_key, o.mem_value, o.memory_type, o.confidence, o.observation_count, o.status,
+         o.importance, o.tags, o.metadata, o.verified, o.permanent, o.source, o.expires_at,
+         o.occurred_at)
+        IS DISTINCT FROM
+        (n.mem_key, n.mem_value, n.memory_type, n.confidence, n.observation_count, n.status,
+         n.importance, n.tags, n.metadata, n.verified, n.permanent, n.source, n.expires_at,
+         n.occurred_at);
 
   INSERT INTO keyword_stats (namespace, term, df)
   SELECT d.namespace, d.term, sum(d.delta)
   FROM (
     SELECT o.namespace, unnest(o.keyword_terms || 0) AS term, -1 AS delta
     FROM old_rows o JOIN new_rows n ON n.id = o.id
-    WHERE o.status IN ('active', 'cold')
-      AND (n.status NOT IN ('active', 'cold') OR n.keyword_terms IS DISTINCT FROM o.keyword_terms
+    WHERE o.live
+      AND (NOT n.live OR n.keyword_terms IS DISTINCT FROM o.keyword_terms
            OR n.namespace <> o.namespace)
     UNION ALL
     SELECT n.namespace, unnest(n.keyword_terms || 0), 1
     FROM new_rows n JOIN old_rows o ON o.id = n.id
-    WHERE n.status IN ('active', 'cold')
-      AND (o.status NOT IN ('active', 'cold') OR n.keyword_terms IS DISTINCT FROM o.keyword_terms
+    WHERE n.live
+      AND (NOT o.live OR n.keyword_terms IS DISTINCT FROM o.keyword_terms
            OR n.namespace <> o.namespace)
   ) d
   GROUP BY d.namespace, d.term
@@ -138,7 +148,7 @@ BEGIN
   INSERT INTO keyword_stats (namespace, term, df)
   SELECT t.namespace, t.term, -count(*)
   FROM (SELECT o.namespace, unnest(o.keyword_terms || 0) AS term
-        FROM old_rows o WHERE o.status IN ('active', 'cold')) t
+        FROM old_rows o WHERE o.live) t
   GROUP BY t.namespace, t.term;
   DELETE FROM memory_access a USING old_rows o
   WHERE a.namespace = o.namespace AND a.memory_id = o.id;
@@ -225,13 +235,13 @@ BEGIN
     INSERT INTO keyword_stats (namespace, term, df)
     SELECT n.namespace, t.term, count(*)
     FROM new_rows n, unnest(hindsight_label_terms(n.memory_type, n.tags)) t(term)
-    WHERE n.status IN ('active', 'cold')
+    WHERE n.live
     GROUP BY n.namespace, t.term;
   ELSIF TG_OP = 'DELETE' THEN
     INSERT INTO keyword_stats (namespace, term, df)
     SELECT o.namespace, t.term, -count(*)
     FROM old_rows o, unnest(hindsight_label_terms(o.memory_type, o.tags)) t(term)
-    WHERE o.status IN ('active', 'cold')
+    WHERE o.live
     GROUP BY o.namespace, t.term;
   ELSE
     INSERT INTO keyword_stats (namespace, term, df)
@@ -240,14 +250,14 @@ BEGIN
       SELECT o.namespace, unnest(hindsight_label_terms(o.memory_type, o.tags)) AS term,
              -1 AS delta
       FROM old_rows o JOIN new_rows n ON n.id = o.id
-      WHERE o.status IN ('active', 'cold')
-        AND (n.status NOT IN ('active', 'cold') OR n.memory_type <> o.memory_type
+      WHERE o.live
+        AND (NOT n.live OR n.memory_type <> o.memory_type
              OR n.tags IS DISTINCT FROM o.tags OR n.namespace <> o.namespace)
       UNION ALL
       SELECT n.namespace, unnest(hindsight_label_terms(n.memory_type, n.tags)), 1
       FROM new_rows n JOIN old_rows o ON o.id = n.id
-      WHERE n.status IN ('active', 'cold')
-        AND (o.status NOT IN ('active', 'cold') OR n.memory_type <> o.memory_type
+      WHERE n.live
+        AND (NOT o.live OR n.memory_type <> o.memory_type
              OR n.tags IS DISTINCT FROM o.tags OR n.namespace <> o.namespace)
     ) d
     GROUP BY d.namespace, d.term
