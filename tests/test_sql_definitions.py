@@ -105,9 +105,9 @@ def test_a_definition_is_loaded_only_as_the_migration_saw_it() -> None:
     """A migration pins the text it loads: once the file says something else, loading it
     fails instead of installing the new text at an old revision."""
     sql = functions.definitions()["hindsight_actor"]
-    assert functions.load("hindsight_actor", functions.pin(sql)) == sql
+    assert functions.load(hindsight_actor=functions.pin(sql)) == sql
     with pytest.raises(RuntimeError, match=r"hindsight_actor .* new migration"):
-        functions.load("hindsight_actor", functions.pin(sql + " "))
+        functions.load(hindsight_actor=functions.pin(sql + " "))
 
 
 def test_notes_are_not_part_of_a_definition() -> None:

@@ -683,14 +683,15 @@ def upgrade() -> None:
         ["namespace", "session_id", "step_index"],
         unique=True,
     )
-    op.execute(functions.load("hindsight_actor", "45390ef4f7cb"))
     op.execute(TRIGGER_FUNCTIONS)
-    for name, pin in (
-        ("long_term_memory_inserted", "d13aa27ee10e"),
-        ("long_term_memory_updated", "45b68ad4f60e"),
-        ("long_term_memory_deleted", "b32a41b10e37"),
-    ):
-        op.execute(functions.load(name, pin))
+    op.execute(
+        functions.load(
+            hindsight_actor="45390ef4f7cb",
+            long_term_memory_inserted="d13aa27ee10e",
+            long_term_memory_updated="45b68ad4f60e",
+            long_term_memory_deleted="b32a41b10e37",
+        )
+    )
     meta = sa.table("hindsight_meta", sa.column("name"), sa.column("value"))
     op.bulk_insert(
         meta,

@@ -398,11 +398,11 @@ def upgrade() -> None:
     )
     op.execute(TRIGGERS)
     # the demotion queue's trigger on working_sessions
-    for name, pin in (
-        ("hindsight_session_ended", "2a92a74282cd"),
-        ("working_sessions_ended", "a03e2d27b33a"),
-    ):
-        op.execute(functions.load(name, pin))
+    op.execute(
+        functions.load(
+            hindsight_session_ended="2a92a74282cd", working_sessions_ended="a03e2d27b33a"
+        )
+    )
 
 
 def downgrade() -> None:

@@ -115,19 +115,17 @@ INDEXES = (
 
 
 def upgrade() -> None:
-    for name, pin in (
-        ("hindsight_labels", "9aaad4b30a01"),
-        ("hindsight_label_term", "c64b9ca4b49e"),
-        ("hindsight_label_terms", "45fc56a8bc3f"),
-    ):
-        op.execute(functions.load(name, pin))
     op.execute(LABEL_STATS)
-    for name, pin in (
-        ("long_term_memory_labels_inserted", "820e7dc514b7"),
-        ("long_term_memory_labels_updated", "4203b993db7e"),
-        ("long_term_memory_labels_deleted", "0db39d0b0821"),
-    ):
-        op.execute(functions.load(name, pin))
+    op.execute(
+        functions.load(
+            hindsight_labels="9aaad4b30a01",
+            hindsight_label_term="c64b9ca4b49e",
+            hindsight_label_terms="45fc56a8bc3f",
+            long_term_memory_labels_inserted="820e7dc514b7",
+            long_term_memory_labels_updated="4203b993db7e",
+            long_term_memory_labels_deleted="0db39d0b0821",
+        )
+    )
     op.execute(BACKFILL)
     for statement in INDEXES:
         op.execute(statement)

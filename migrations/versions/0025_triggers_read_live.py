@@ -28,20 +28,20 @@ down_revision: str | None = "0024"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-LOADED = (
-    ("hindsight_ltm_inserted", "d3b5932f96d1"),
-    ("hindsight_ltm_updated", "e2e1cb0c8dfe"),
-    ("hindsight_ltm_deleted", "0c1f36459c62"),
-    ("hindsight_ltm_label_stats", "fcf5ba6a3ad3"),
-)
 # where each function's previous text is: 0018 wrote the three history functions (its
 # hindsight_ltm_updated() then replaced by 0019's), 0024 the label counts'
 BEFORE = (("0018", "FUNCTIONS_AFTER"), ("0019", "UPDATED_AFTER"), ("0024", "LABEL_STATS"))
 
 
 def upgrade() -> None:
-    for name, pin in LOADED:
-        op.execute(functions.load(name, pin))
+    op.execute(
+        functions.load(
+            hindsight_ltm_inserted="d3b5932f96d1",
+            hindsight_ltm_updated="e2e1cb0c8dfe",
+            hindsight_ltm_deleted="0c1f36459c62",
+            hindsight_ltm_label_stats="fcf5ba6a3ad3",
+        )
+    )
 
 
 def downgrade() -> None:

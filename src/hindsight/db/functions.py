@@ -37,18 +37,23 @@ def pin(sql: str) -> str:
     return hashlib.sha256(sql.encode()).hexdigest()[:12]
 
 
-def load(name: str, pinned: str) -> str:
-    """The SQL that creates `name`, if it is still the text with the pin `pinned`: the text
-    the calling migration was written against, which it must install forever."""
-    sql = definitions()[name]
-    if pin(sql) != pinned:
-        raise RuntimeError(
-            f"{name} in src/hindsight/db/{FILE.name} is not the text this migration was "
-            f"written against (pin {pinned}; the file's is now {pin(sql)}). A migration must "
-            "do the same thing forever: give it the text it loaded as a constant of its own, "
-            f"and load the new text from a new migration, as the header of {FILE.name} says."
-        )
-    return sql
+def load(**pinned: str) -> str:
+    """The SQL that creates each definition named, in the order named, provided each is
+    still the text with its pin: the text the calling migration was written against, which
+    it must install forever (`load(hindsight_actor="45390ef4f7cb")`)."""
+    texts = []
+    for name, expected in pinned.items():
+        sql = definitions()[name]
+        if pin(sql) != expected:
+            raise RuntimeError(
+                f"{name} in src/hindsight/db/{FILE.name} is not the text this migration was "
+                f"written against (pin {expected}; the file's is now {pin(sql)}). A migration "
+                "must do the same thing forever: give it the text it loaded as a constant of "
+                "its own, and load the new text from a new migration, as the header of "
+                f"{FILE.name} says."
+            )
+        texts.append(sql)
+    return "\n".join(texts)
 
 
 def written_by(revision: str, constant: str) -> str:

@@ -6,7 +6,7 @@
 -- a comment inside a function's body is indented and belongs to the body.
 --
 -- Who runs this file. Migrations, one definition at a time: the newest migration that wrote
--- a definition loads it from here (`hindsight.db.functions.load(name, pin)`), and older
+-- a definition loads it from here (`hindsight.db.functions.load(name=pin)`), and older
 -- migrations keep the versions they wrote inline, because they are history. A database
 -- upgraded from nothing passes through every revision on its way to head, and the triggers
 -- fire on the way (migrations and their downgrades rewrite rows), so each revision must
@@ -21,7 +21,7 @@
 --      the load: that version is history now. (`git show HEAD:src/hindsight/db/functions.sql`
 --      has the text.)
 --   2. Change the definition here.
---   3. Write a migration whose upgrade loads it (`op.execute(functions.load(name, pin))`: a
+--   3. Write a migration whose upgrade loads it (`op.execute(functions.load(name=pin))`: a
 --      wrong pin's error tells the right one) and whose downgrade executes the constant of
 --      step 1 (`op.execute(functions.written_by(revision, "CONSTANT"))`).
 -- A new definition: a section here, loaded by a new migration that drops it on downgrade.
