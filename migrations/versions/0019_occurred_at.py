@@ -111,6 +111,7 @@ def _updated(columns: str) -> str:
     )
 
 
+# what this revision installs; 0025's downgrade puts it back from here
 UPDATED_AFTER = _updated(_COMPARED + ", occurred_at")
 
 
