@@ -21,6 +21,7 @@ from alembic import op
 from pgvector.sqlalchemy import HALFVEC, SPARSEVEC
 from sqlalchemy.dialects import postgresql
 
+from hindsight.db import functions
 from hindsight.db.schema import migration_embedding
 
 revision: str = "0001"
@@ -36,13 +37,12 @@ KEYWORD_DIMENSIONS = 268435456
 # and they also record changes an operator makes by hand in psql.
 #
 # The actor is taken from the transaction-local setting `hindsight.actor` that the service
-# sets in each writing statement, else the database user. `hindsight.change` lets the
-# service call a value change an explicit 'updated' instead of the default 'superseded'.
-TRIGGERS = r"""
-CREATE FUNCTION hindsight_actor() RETURNS text LANGUAGE sql STABLE AS $$
-  SELECT coalesce(nullif(current_setting('hindsight.actor', true), ''), session_user::text)
-$$;
-
+# sets in each writing statement, else the database user (hindsight_actor(), loaded from
+# hindsight/db/functions.sql with the triggers). `hindsight.change` lets the service call a
+# value change an explicit 'updated' instead of the default 'superseded'.
+#
+# The trigger functions as this revision wrote them; later revisions replaced them.
+TRIGGER_FUNCTIONS = r"""
 CREATE FUNCTION hindsight_ltm_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO memory_history (memory_id, namespace, mem_key, change, memory_type, old_value,
@@ -121,18 +121,6 @@ BEGIN
   RETURN NULL;
 END $$;
 
-CREATE TRIGGER long_term_memory_inserted AFTER INSERT ON long_term_memory
-  REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_inserted();
-CREATE TRIGGER long_term_memory_updated AFTER UPDATE ON long_term_memory
-  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_updated();
-CREATE TRIGGER long_term_memory_deleted AFTER DELETE ON long_term_memory
-  REFERENCING OLD TABLE AS old_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_deleted();
-
-COMMENT ON FUNCTION hindsight_actor() IS
-  'Who is changing memories: the service sets hindsight.actor, else the database user.';
 COMMENT ON FUNCTION hindsight_ltm_inserted() IS
   'Writes created history entries and keyword document-frequency deltas.';
 COMMENT ON FUNCTION hindsight_ltm_updated() IS
@@ -695,7 +683,15 @@ def upgrade() -> None:
         ["namespace", "session_id", "step_index"],
         unique=True,
     )
-    op.execute(TRIGGERS)
+    op.execute(TRIGGER_FUNCTIONS)
+    op.execute(
+        functions.load(
+            hindsight_actor="45390ef4f7cb",
+            long_term_memory_inserted="d13aa27ee10e",
+            long_term_memory_updated="45b68ad4f60e",
+            long_term_memory_deleted="b32a41b10e37",
+        )
+    )
     meta = sa.table("hindsight_meta", sa.column("name"), sa.column("value"))
     op.bulk_insert(
         meta,

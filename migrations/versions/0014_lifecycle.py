@@ -25,6 +25,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
+from hindsight.db import functions
+
 revision: str = "0014"
 down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
@@ -140,23 +142,6 @@ BEGIN
   DELETE FROM memory_access a USING old_rows o WHERE a.memory_id = o.id;
   RETURN NULL;
 END $$;
-
-CREATE FUNCTION hindsight_session_ended() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO session_demotions (namespace, session_id, ended_at)
-  SELECT n.namespace, n.session_id, coalesce(n.ended_at, now())
-  FROM new_rows n JOIN old_rows o ON o.namespace = n.namespace AND o.session_id = n.session_id
-  WHERE o.status <> 'ended' AND n.status = 'ended'
-  ON CONFLICT (namespace, session_id) DO NOTHING;
-  RETURN NULL;
-END $$;
-
-CREATE TRIGGER working_sessions_ended AFTER UPDATE ON working_sessions
-  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_session_ended();
-
-COMMENT ON FUNCTION hindsight_session_ended() IS
-  'Queues an ended session for the demotion of the event memories it produced.';
 """
 
 # The functions as 0001 and 0003 left them (frozen here for the downgrade).
@@ -412,6 +397,12 @@ def upgrade() -> None:
         ["namespace", "memory_id"],
     )
     op.execute(TRIGGERS)
+    # the demotion queue's trigger on working_sessions
+    op.execute(
+        functions.load(
+            hindsight_session_ended="2a92a74282cd", working_sessions_ended="a03e2d27b33a"
+        )
+    )
 
 
 def downgrade() -> None:

@@ -157,7 +157,7 @@ END $$;
 """
 
 # a quarantined row is stored as `quarantined`; leaving quarantine is `approved` unless the
-# service names the change (`released`)
+# service names the change (`released`). 0025's downgrade puts these back from here.
 FUNCTIONS_AFTER = (
     _FUNCTIONS.replace(
         "{created}", "CASE WHEN n.status = 'quarantined' THEN 'quarantined' ELSE 'created' END"

@@ -111,10 +111,14 @@ def _updated(columns: str) -> str:
     )
 
 
+# what this revision installs; 0025's downgrade puts it back from here
+UPDATED_AFTER = _updated(_COMPARED + ", occurred_at")
+
+
 def upgrade() -> None:
     for table, comment in (("long_term_memory", MEMORY_COMMENT), ("working_memory", STEP_COMMENT)):
         op.add_column(table, sa.Column("occurred_at", sa.DateTime(timezone=True), comment=comment))
-    op.execute(_updated(_COMPARED + ", occurred_at"))
+    op.execute(UPDATED_AFTER)
 
 
 def downgrade() -> None:

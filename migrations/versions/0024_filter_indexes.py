@@ -37,6 +37,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from hindsight.db import functions
+
 revision: str = "0024"
 down_revision: str | None = "0023"
 branch_labels: str | Sequence[str] | None = None
@@ -48,37 +50,11 @@ KEYWORD_TERM_COMMENT = (
     "hindsight_label_term()."
 )
 
-FUNCTIONS = r"""
-CREATE FUNCTION hindsight_labels(namespace text, memory_type text, tags text[])
-RETURNS text[] LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
-DECLARE
-  labels text[] := ARRAY[namespace || '/type:' || memory_type];
-  tag text;
-BEGIN
-  FOREACH tag IN ARRAY coalesce(tags, '{}') LOOP
-    labels := labels || (namespace || '/tag:' || tag);
-  END LOOP;
-  RETURN labels;
-END $$;
-COMMENT ON FUNCTION hindsight_labels(text, text, text[]) IS
-  'A memory''s labels for the GIN index recall narrows filters with: namespace/type:T and '
-  'namespace/tag:T for each tag (a namespace holds no slash).';
-
--- hashtextextended, as hash partitioning uses it: stable across PostgreSQL versions
-CREATE FUNCTION hindsight_label_term(label text) RETURNS integer
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-AS $$ SELECT (-1 - (hashtextextended(label, 0) & 1073741823))::integer $$;
-COMMENT ON FUNCTION hindsight_label_term(text) IS
-  'The keyword_stats term (negative) counting a label: type:T or tag:T.';
-
-CREATE FUNCTION hindsight_label_terms(memory_type text, tags text[]) RETURNS integer[]
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT ARRAY(SELECT DISTINCT hindsight_label_term(l)
-               FROM unnest(array_prepend('type:' || memory_type,
-                                         ARRAY(SELECT 'tag:' || t FROM unnest(tags) t))) l)
-$$;
-
-CREATE FUNCTION hindsight_ltm_label_stats() RETURNS trigger LANGUAGE plpgsql AS $$
+# The label counts' trigger function as this revision wrote it (0025 replaced it, and puts
+# this back on downgrade); the labels' functions and the triggers are loaded from
+# hindsight/db/functions.sql.
+LABEL_STATS = r"""
+CREATE OR REPLACE FUNCTION hindsight_ltm_label_stats() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO keyword_stats (namespace, term, df)
@@ -114,16 +90,6 @@ BEGIN
   END IF;
   RETURN NULL;
 END $$;
-
-CREATE TRIGGER long_term_memory_labels_inserted AFTER INSERT ON long_term_memory
-  REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_label_stats();
-CREATE TRIGGER long_term_memory_labels_updated AFTER UPDATE ON long_term_memory
-  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_label_stats();
-CREATE TRIGGER long_term_memory_labels_deleted AFTER DELETE ON long_term_memory
-  REFERENCING OLD TABLE AS old_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_label_stats();
 """
 
 BACKFILL = """
@@ -149,7 +115,17 @@ INDEXES = (
 
 
 def upgrade() -> None:
-    op.execute(FUNCTIONS)
+    op.execute(LABEL_STATS)
+    op.execute(
+        functions.load(
+            hindsight_labels="9aaad4b30a01",
+            hindsight_label_term="c64b9ca4b49e",
+            hindsight_label_terms="45fc56a8bc3f",
+            long_term_memory_labels_inserted="820e7dc514b7",
+            long_term_memory_labels_updated="4203b993db7e",
+            long_term_memory_labels_deleted="0db39d0b0821",
+        )
+    )
     op.execute(BACKFILL)
     for statement in INDEXES:
         op.execute(statement)

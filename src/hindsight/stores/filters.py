@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from hindsight.db.models import LIVE_STATUSES
+
 
 @dataclass(frozen=True)
 class MemoryFilter:
@@ -29,8 +31,8 @@ class MemoryFilter:
     occurred_before: datetime | None = None
     key: str | None = None
     key_prefix: str | None = None
-    # one status, several (default: the live ones, active and cold), or None: any
-    status: str | tuple[str, ...] | None = ("active", "cold")
+    # one status, several (default: the live ones), or None: any
+    status: str | tuple[str, ...] | None = LIVE_STATUSES
 
     def as_json(self) -> dict[str, Any]:
         """The filters that were set, for the recall log."""
@@ -81,7 +83,13 @@ FILTER_COLUMNS = (
     "mem_key",
 )
 FILTER_COLUMNS_SQL = ", ".join(f"m.{c}" for c in FILTER_COLUMNS)  # as read through alias m
-_LIVE = {"active", "cold"}  # the statuses of `live` (models.LIVE_STATUSES)
+# The live rule as a condition on m.status, for the statements that scan a namespace outside
+# recall's arms (the lifecycle's rules, forgetting, merging, the near-duplicate check).
+# Recall names the generated column `live`, to use the live-only partial indexes it narrows
+# with (migration 0024); naming it in these statements would offer the planner those
+# indexes too and change their plans (seen: keyset batches read through the created_at
+# index and sorted, instead of in id order up to the batch).
+LIVE_BY_STATUS = f"m.status IN ({', '.join(repr(s) for s in LIVE_STATUSES)})"
 
 
 def filter_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str:
@@ -98,7 +106,7 @@ def filter_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str:
     # the partial indexes on (namespace, mem_key) are over the computed `live` and
     # `quarantined` (migration 0020): a key lookup can use them only if they are named
     statuses = (f.status,) if isinstance(f.status, str) else (f.status or ())
-    if set(statuses) == _LIVE:
+    if set(statuses) == set(LIVE_STATUSES):
         parts.append(f"{p}live")
     elif statuses == ("quarantined",):
         parts.append(f"{p}quarantined")
@@ -107,7 +115,7 @@ def filter_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str:
             add(f"{p}status = ANY(%(f_status)s::text[])", "f_status", list(f.status))
         elif f.status is not None:
             add(f"{p}status = %(f_status)s", "f_status", f.status)
-        if statuses and set(statuses) <= _LIVE:
+        if statuses and set(statuses) <= set(LIVE_STATUSES):
             parts.append(f"{p}live")
     if f.memory_types:
         add(f"{p}memory_type = ANY(%(f_types)s::text[])", "f_types", list(f.memory_types))

@@ -23,7 +23,6 @@ from hindsight.stores.lifecycle_moves import (
 from hindsight.stores.lifecycle_rules import (
     ACCESSED_SINCE as ACCESSED_SINCE,
     IDLE_SINCE as IDLE_SINCE,
-    LIVE as LIVE,
     Rule as Rule,
     apply as apply,
     candidates as candidates,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hindsight.db.pool import Connection
+from hindsight.stores.filters import LIVE_BY_STATUS
 
 _ACTOR = "set_config('hindsight.actor', %(actor)s, true) IS NOT NULL"
 _REASON = "set_config('hindsight.reason', %(reason)s, true) IS NOT NULL"
@@ -23,7 +24,6 @@ _SECONDS = "* interval '1 second'"
 # last access or observation; never recalled: since created
 IDLE_SINCE = "greatest(m.last_observed, coalesce(a.last_accessed, m.last_observed))"
 ACCESSED_SINCE = "coalesce(a.last_accessed, m.created_at)"
-LIVE = "m.status IN ('active', 'cold')"
 
 
 def value_sql(alpha: str = "%(alpha)s", tau: str = "%(tau_s)s") -> str:
@@ -69,7 +69,8 @@ def rules(p: dict[str, Any], *, low_confidence_due: bool) -> list[Rule]:
     out.append(
         Rule(
             "archived",
-            f"NOT m.permanent AND {LIVE} AND {IDLE_SINCE} < %(now)s - %(archive_s)s {_SECONDS}",
+            f"NOT m.permanent AND {LIVE_BY_STATUS} "
+            f"AND {IDLE_SINCE} < %(now)s - %(archive_s)s {_SECONDS}",
             "archived",
             f"no access or observation for {p['archive_s'] / 86400:g} days",
         )
@@ -78,7 +79,7 @@ def rules(p: dict[str, Any], *, low_confidence_due: bool) -> list[Rule]:
         out.append(
             Rule(
                 "low_confidence",
-                f"NOT m.permanent AND {LIVE} AND m.confidence < %(low_conf)s "
+                f"NOT m.permanent AND {LIVE_BY_STATUS} AND m.confidence < %(low_conf)s "
                 f"AND coalesce(a.access_count, 0) = 0 "
                 f"AND m.created_at < %(now)s - %(low_conf_s)s {_SECONDS}",
                 "archived",

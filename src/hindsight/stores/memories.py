@@ -17,7 +17,7 @@ from psycopg.types.json import Jsonb
 
 from hindsight.db.pool import Connection
 from hindsight.stores.arrays import array_literal
-from hindsight.stores.filters import MemoryFilter, filter_sql
+from hindsight.stores.filters import LIVE_BY_STATUS, MemoryFilter, filter_sql
 
 _ACCESS = "FROM memory_access a WHERE a.namespace = m.namespace AND a.memory_id = m.id"
 _LAST_ACCESSED = f"(SELECT a.last_accessed {_ACCESS})"
@@ -236,7 +236,7 @@ async def forgettable(
     """Active, non-permanent memories a forgetting policy selects, least valuable first
     (`occurred`: only those its occurred_* bounds hold)."""
     params: dict[str, Any] = {"ns": namespace, "limit": limit}
-    where = ["m.namespace = %(ns)s", "m.status IN ('active', 'cold')", "NOT m.permanent"]
+    where = ["m.namespace = %(ns)s", LIVE_BY_STATUS, "NOT m.permanent"]
     if occurred is not None:
         bounds = MemoryFilter(
             occurred_after=occurred.occurred_after,
@@ -276,7 +276,7 @@ async def archive_many(
     cur = await conn.execute(
         "UPDATE long_term_memory m SET status = 'archived', changed_by = %(actor)s, "
         f"updated_at = now() WHERE m.namespace = %(ns)s AND m.id = ANY(%(ids)s) "
-        f"AND m.status IN ('active', 'cold') AND NOT m.permanent AND {_ACTOR} AND {_REASON}",
+        f"AND {LIVE_BY_STATUS} AND NOT m.permanent AND {_ACTOR} AND {_REASON}",
         {"ns": namespace, "ids": ids, "actor": actor, "reason": reason},
     )
     return cur.rowcount

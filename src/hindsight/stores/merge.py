@@ -7,21 +7,23 @@ import uuid
 from typing import Any
 
 from hindsight.db.pool import Connection
+from hindsight.stores.filters import LIVE_BY_STATUS
 
-_LIVE = "m.status IN ('active', 'cold') AND (m.expires_at IS NULL OR m.expires_at > now())"
+# what recall could return: live, and not past its expiry
+_RECALLABLE = f"{LIVE_BY_STATUS} AND (m.expires_at IS NULL OR m.expires_at > now())"
 
 # For each of the next `n` memories after the cursor, its closest live twin of the same type.
 _PAIRS = f"""
 WITH x AS (
     SELECT m.id, m.memory_type, m.embedding, m.mem_value FROM long_term_memory m
-    WHERE m.namespace = %(ns)s AND m.id > %(after)s AND {_LIVE}
+    WHERE m.namespace = %(ns)s AND m.id > %(after)s AND {_RECALLABLE}
     ORDER BY m.id LIMIT %(n)s
 )
 SELECT x.id AS a, d.id AS b, d.similarity, x.mem_value AS a_value, d.mem_value AS b_value
 FROM x CROSS JOIN LATERAL (
     SELECT m.id, m.mem_value, 1 - (m.embedding <=> x.embedding) AS similarity
     FROM long_term_memory m
-    WHERE m.namespace = %(ns)s AND m.memory_type = x.memory_type AND m.id <> x.id AND {_LIVE}
+    WHERE m.namespace = %(ns)s AND m.memory_type = x.memory_type AND m.id <> x.id AND {_RECALLABLE}
     ORDER BY m.embedding <=> x.embedding LIMIT 1
 ) d
 WHERE d.similarity >= %(threshold)s
@@ -36,8 +38,8 @@ async def scan(
     run resumes (None: the namespace was covered, start over)."""
     cur = await conn.execute(
         f"SELECT max(id::text)::uuid AS last, count(*) AS n FROM (SELECT m.id "
-        f"FROM long_term_memory m WHERE m.namespace = %(ns)s AND m.id > %(after)s AND {_LIVE} "
-        f"ORDER BY m.id LIMIT %(n)s) x",
+        f"FROM long_term_memory m WHERE m.namespace = %(ns)s AND m.id > %(after)s "
+        f"AND {_RECALLABLE} ORDER BY m.id LIMIT %(n)s) x",
         {"ns": namespace, "after": after, "n": n},
     )
     span = await cur.fetchone()
@@ -49,12 +51,12 @@ async def scan(
     return pairs, resume
 
 
-_MERGE = """
+_MERGE = f"""
 WITH pair AS (
     SELECT m.id, m.mem_key, m.importance, m.confidence, m.observation_count, m.tags,
            m.permanent
     FROM long_term_memory m
-    WHERE m.namespace = %(ns)s AND m.id IN (%(a)s, %(b)s) AND m.status IN ('active', 'cold')
+    WHERE m.namespace = %(ns)s AND m.id IN (%(a)s, %(b)s) AND {LIVE_BY_STATUS}
     ORDER BY m.id FOR UPDATE
 ),
 ranked AS (

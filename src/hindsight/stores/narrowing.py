@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hindsight.db.models import LIVE_STATUSES
 from hindsight.stores.arrays import array_literal
 from hindsight.stores.filters import FILTER_COLUMNS_SQL, MemoryFilter, created_sql, occurred_sql
 
@@ -128,7 +129,7 @@ def _label_alternatives(f: MemoryFilter) -> tuple[list[str], list[int]]:
 def narrowing_of(f: MemoryFilter, params: dict[str, Any]) -> Narrowing:
     """How recall's arms narrow `f` (its values added to `params`). Only for recall's live
     memories: the indexes cover live rows."""
-    if f.status != ("active", "cold"):
+    if f.status != LIVE_STATUSES:
         return UNNARROWED
     conditions: list[tuple[str, str]] = []
     labels, which = _label_alternatives(f)

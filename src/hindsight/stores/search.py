@@ -10,7 +10,12 @@ from pgvector import HalfVector
 
 from hindsight.db.pool import Connection
 from hindsight.stores.arrays import array_literal
-from hindsight.stores.filters import FILTER_COLUMNS_SQL, MemoryFilter, filter_sql
+from hindsight.stores.filters import (
+    FILTER_COLUMNS_SQL,
+    LIVE_BY_STATUS,
+    MemoryFilter,
+    filter_sql,
+)
 from hindsight.stores.memories import MEMORY_COLUMNS_JOINED, NewClaim
 from hindsight.stores.narrowing import UNNARROWED, Narrowing, narrowing_of
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS
@@ -221,7 +226,7 @@ async def arm_candidates(conn: Connection, search: Search, arm: str) -> list[dic
 # the namespace index, a large one through HNSW. HNSW alone made every write to a new or
 # small namespace walk the graph of everyone else's rows looking for its few (measured:
 # 400 ms per batch of 10 into a new namespace beside 10,000 memories, against 50 ms).
-_NEAR_DUPLICATES = """
+_NEAR_DUPLICATES = f"""
 WITH size AS (
     SELECT coalesce(sum(s.df), 0) AS n FROM keyword_stats s
     WHERE s.namespace = %(ns)s AND s.term = 0
@@ -240,7 +245,7 @@ SELECT x.ord::int - 1 AS position, d.id, d.mem_key AS key, d.mem_value AS value,
 FROM x CROSS JOIN LATERAL (
     (SELECT m.id, m.mem_key, m.mem_value, 1 - (m.embedding <=> x.embedding) AS similarity
      FROM long_term_memory m
-     WHERE m.namespace = %(ns)s AND m.status IN ('active', 'cold')
+     WHERE m.namespace = %(ns)s AND {LIVE_BY_STATUS}
        AND m.memory_type = x.memory_type
        AND (m.expires_at IS NULL OR m.expires_at > now())
        AND (SELECT n FROM size) <= %(exact_max)s
@@ -249,7 +254,7 @@ FROM x CROSS JOIN LATERAL (
     UNION ALL
     (SELECT m.id, m.mem_key, m.mem_value, 1 - (m.embedding <=> x.embedding) AS similarity
      FROM long_term_memory m
-     WHERE m.namespace = %(ns)s AND m.status IN ('active', 'cold')
+     WHERE m.namespace = %(ns)s AND {LIVE_BY_STATUS}
        AND m.memory_type = x.memory_type
        AND (m.expires_at IS NULL OR m.expires_at > now())
        AND (SELECT n FROM size) > %(exact_max)s

@@ -1,0 +1,282 @@
+-- The database's functions and triggers as they are at the newest migration (head): the
+-- one place that says what they do now, and the one place to change them.
+--
+-- Layout. Each definition is a section that starts with `-- name: <what it creates>`. Lines
+-- that start with `--`, like these, are notes for the reader and are left out of what runs;
+-- a comment inside a function's body is indented and belongs to the body.
+--
+-- Who runs this file. Migrations, one definition at a time: the newest migration that wrote
+-- a definition loads it from here (`hindsight.db.functions.load(name=pin)`), and older
+-- migrations keep the versions they wrote inline, because they are history. A database
+-- upgraded from nothing passes through every revision on its way to head, and the triggers
+-- fire on the way (migrations and their downgrades rewrite rows), so each revision must
+-- install the definitions it always did. The pin holds a migration to that: it is the
+-- start of the SHA-256 of the text it loads, and loading fails once the text has changed.
+-- tests/test_sql_definitions.py checks that a database at head has exactly the functions
+-- and triggers written here, and no others.
+--
+-- To change a definition:
+--   1. Find the migration that loads it now (grep its name in migrations/versions). Put the
+--      text it loads into that migration as a constant, and execute the constant instead of
+--      the load: that version is history now. (`git show HEAD:src/hindsight/db/functions.sql`
+--      has the text.)
+--   2. Change the definition here.
+--   3. Write a migration whose upgrade loads it (`op.execute(functions.load(name=pin))`: a
+--      wrong pin's error tells the right one) and whose downgrade executes the constant of
+--      step 1 (`op.execute(functions.written_by(revision, "CONSTANT"))`).
+-- A new definition: a section here, loaded by a new migration that drops it on downgrade.
+-- Dropping one: a migration that drops it and restores it on downgrade as in step 3, with
+-- step 1 done first; then remove its section.
+
+-- name: hindsight_actor
+CREATE OR REPLACE FUNCTION hindsight_actor() RETURNS text LANGUAGE sql STABLE AS $$
+  SELECT coalesce(nullif(current_setting('hindsight.actor', true), ''), session_user::text)
+$$;
+COMMENT ON FUNCTION hindsight_actor() IS
+  'Who is changing memories: the service sets hindsight.actor, else the database user.';
+
+-- name: hindsight_ltm_inserted
+-- History and keyword statistics are written by statement-level triggers with transition
+-- tables: set-based (one INSERT per statement, not per row), exact under any concurrency,
+-- and they record changes an operator makes by hand in psql too. The service sets
+-- transaction-local settings in its writing statements: `hindsight.actor` (who),
+-- `hindsight.reason` (why) and `hindsight.change` (a change's name where the trigger would
+-- infer another). Live memories (active and cold) count in the keyword statistics, so
+-- cooling or warming one changes no IDF; term 0 counts a namespace's live memories (BM25's N).
+-- Which statuses are live is said once, by the generated column `live` (migration 0020),
+-- which the transition tables carry like any other.
+CREATE OR REPLACE FUNCTION hindsight_ltm_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO memory_history (memory_id, namespace, mem_key, change, memory_type, old_value,
+                              new_value, old_confidence, new_confidence, observation_count,
+                              source, actor, reason)
+  SELECT n.id, n.namespace, n.mem_key,
+         CASE WHEN n.status = 'quarantined' THEN 'quarantined' ELSE 'created' END,
+         n.memory_type, NULL, n.mem_value, NULL, n.confidence, n.observation_count, n.source,
+         hindsight_actor(),
+         nullif(current_setting('hindsight.reason', true), '')
+  FROM new_rows n;
+
+  INSERT INTO keyword_stats (namespace, term, df)
+  SELECT t.namespace, t.term, count(*)
+  FROM (SELECT n.namespace, unnest(n.keyword_terms || 0) AS term
+        FROM new_rows n WHERE n.live) t
+  GROUP BY t.namespace, t.term;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION hindsight_ltm_inserted() IS
+  'Writes created history entries and keyword document-frequency deltas.';
+
+-- name: hindsight_ltm_updated
+CREATE OR REPLACE FUNCTION hindsight_ltm_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO memory_history (memory_id, namespace, mem_key, change, memory_type, old_value,
+                              new_value, old_confidence, new_confidence, observation_count,
+                              source, actor, reason)
+  SELECT n.id, n.namespace, n.mem_key,
+         CASE
+           WHEN o.status = 'quarantined' AND n.status <> 'quarantined'
+             THEN coalesce(nullif(current_setting('hindsight.change', true), ''),
+                           'approved')
+           WHEN o.status = n.status
+                OR (o.status = 'cold' AND n.status = 'active'
+                    AND o.mem_value IS DISTINCT FROM n.mem_value) THEN
+             CASE
+               WHEN o.mem_value IS DISTINCT FROM n.mem_value
+                 THEN coalesce(nullif(current_setting('hindsight.change', true), ''),
+                               'superseded')
+               WHEN n.observation_count > o.observation_count THEN 'reinforced'
+               ELSE 'updated'
+             END
+           WHEN n.status = 'cold' THEN 'cooled'
+           WHEN n.status = 'archived' THEN 'archived'
+           WHEN o.status = 'cold' AND n.status = 'active' THEN 'warmed'
+           WHEN n.status = 'active' THEN 'restored'
+           ELSE 'updated'
+         END,
+         n.memory_type, o.mem_value, n.mem_value, o.confidence, n.confidence,
+         n.observation_count, n.source, hindsight_actor(),
+         coalesce(nullif(current_setting('hindsight.reason', true), ''),
+                  CASE WHEN o.status = 'cold' AND n.status = 'active'
+                            AND n.last_observed > o.last_observed THEN 'observed again' END)
+  FROM new_rows n JOIN old_rows o ON o.id = n.id
+  WHERE (o.mem_key, o.mem_value, o.memory_type, o.confidence, o.observation_count, o.status,
+         o.importance, o.tags, o.metadata, o.verified, o.permanent, o.source, o.expires_at,
+         o.occurred_at)
+        IS DISTINCT FROM
+        (n.mem_key, n.mem_value, n.memory_type, n.confidence, n.observation_count, n.status,
+         n.importance, n.tags, n.metadata, n.verified, n.permanent, n.source, n.expires_at,
+         n.occurred_at);
+
+  INSERT INTO keyword_stats (namespace, term, df)
+  SELECT d.namespace, d.term, sum(d.delta)
+  FROM (
+    SELECT o.namespace, unnest(o.keyword_terms || 0) AS term, -1 AS delta
+    FROM old_rows o JOIN new_rows n ON n.id = o.id
+    WHERE o.live
+      AND (NOT n.live OR n.keyword_terms IS DISTINCT FROM o.keyword_terms
+           OR n.namespace <> o.namespace)
+    UNION ALL
+    SELECT n.namespace, unnest(n.keyword_terms || 0), 1
+    FROM new_rows n JOIN old_rows o ON o.id = n.id
+    WHERE n.live
+      AND (NOT o.live OR n.keyword_terms IS DISTINCT FROM o.keyword_terms
+           OR n.namespace <> o.namespace)
+  ) d
+  GROUP BY d.namespace, d.term
+  HAVING sum(d.delta) <> 0;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION hindsight_ltm_updated() IS
+  'Writes history entries for real changes (not access counts) and keyword deltas.';
+
+-- name: hindsight_ltm_deleted
+CREATE OR REPLACE FUNCTION hindsight_ltm_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE memory_history h SET old_value = NULL, new_value = NULL FROM old_rows o
+  WHERE h.memory_id = o.id AND (h.old_value IS NOT NULL OR h.new_value IS NOT NULL);
+  INSERT INTO memory_history (memory_id, namespace, mem_key, change, memory_type, old_value,
+                              new_value, old_confidence, new_confidence, observation_count,
+                              source, actor, reason)
+  SELECT o.id, o.namespace, o.mem_key,
+         CASE WHEN current_setting('hindsight.change', true) IN ('expired', 'rejected')
+              THEN current_setting('hindsight.change', true) ELSE 'deleted' END,
+         o.memory_type, NULL, NULL, o.confidence, NULL, o.observation_count, o.source,
+         hindsight_actor(), nullif(current_setting('hindsight.reason', true), '')
+  FROM old_rows o;
+
+  INSERT INTO keyword_stats (namespace, term, df)
+  SELECT t.namespace, t.term, -count(*)
+  FROM (SELECT o.namespace, unnest(o.keyword_terms || 0) AS term
+        FROM old_rows o WHERE o.live) t
+  GROUP BY t.namespace, t.term;
+  DELETE FROM memory_access a USING old_rows o
+  WHERE a.namespace = o.namespace AND a.memory_id = o.id;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION hindsight_ltm_deleted() IS
+  'Writes deleted history entries and keyword deltas.';
+
+-- name: long_term_memory_inserted
+CREATE TRIGGER long_term_memory_inserted AFTER INSERT ON long_term_memory
+  REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_inserted();
+
+-- name: long_term_memory_updated
+CREATE TRIGGER long_term_memory_updated AFTER UPDATE ON long_term_memory
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_updated();
+
+-- name: long_term_memory_deleted
+CREATE TRIGGER long_term_memory_deleted AFTER DELETE ON long_term_memory
+  REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_deleted();
+
+-- name: hindsight_session_ended
+-- An ended session's event and experience memories are demoted a policy delay later; the
+-- lifecycle pass reads this queue.
+CREATE OR REPLACE FUNCTION hindsight_session_ended() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO session_demotions (namespace, session_id, ended_at)
+  SELECT n.namespace, n.session_id, coalesce(n.ended_at, now())
+  FROM new_rows n JOIN old_rows o ON o.namespace = n.namespace AND o.session_id = n.session_id
+  WHERE o.status <> 'ended' AND n.status = 'ended'
+  ON CONFLICT (namespace, session_id) DO NOTHING;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION hindsight_session_ended() IS
+  'Queues an ended session for the demotion of the event memories it produced.';
+
+-- name: working_sessions_ended
+CREATE TRIGGER working_sessions_ended AFTER UPDATE ON working_sessions
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_session_ended();
+
+-- name: hindsight_labels
+-- Recall narrows a selective filter through a GIN index over these labels (migration 0024,
+-- stores/narrowing.py), and knows how long a label's posting list is from keyword_stats,
+-- where hindsight_ltm_label_stats() counts live memories per label under a negative term.
+CREATE OR REPLACE FUNCTION hindsight_labels(namespace text, memory_type text, tags text[])
+RETURNS text[] LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+  labels text[] := ARRAY[namespace || '/type:' || memory_type];
+  tag text;
+BEGIN
+  FOREACH tag IN ARRAY coalesce(tags, '{}') LOOP
+    labels := labels || (namespace || '/tag:' || tag);
+  END LOOP;
+  RETURN labels;
+END $$;
+COMMENT ON FUNCTION hindsight_labels(text, text, text[]) IS
+  'A memory''s labels for the GIN index recall narrows filters with: namespace/type:T and '
+  'namespace/tag:T for each tag (a namespace holds no slash).';
+
+-- name: hindsight_label_term
+-- hashtextextended, as hash partitioning uses it: stable across PostgreSQL versions
+CREATE OR REPLACE FUNCTION hindsight_label_term(label text) RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT (-1 - (hashtextextended(label, 0) & 1073741823))::integer $$;
+COMMENT ON FUNCTION hindsight_label_term(text) IS
+  'The keyword_stats term (negative) counting a label: type:T or tag:T.';
+
+
+-- name: hindsight_label_terms
+CREATE OR REPLACE FUNCTION hindsight_label_terms(memory_type text, tags text[]) RETURNS integer[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT ARRAY(SELECT DISTINCT hindsight_label_term(l)
+               FROM unnest(array_prepend('type:' || memory_type,
+                                         ARRAY(SELECT 'tag:' || t FROM unnest(tags) t))) l)
+$$;
+
+-- name: hindsight_ltm_label_stats
+CREATE OR REPLACE FUNCTION hindsight_ltm_label_stats() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO keyword_stats (namespace, term, df)
+    SELECT n.namespace, t.term, count(*)
+    FROM new_rows n, unnest(hindsight_label_terms(n.memory_type, n.tags)) t(term)
+    WHERE n.live
+    GROUP BY n.namespace, t.term;
+  ELSIF TG_OP = 'DELETE' THEN
+    INSERT INTO keyword_stats (namespace, term, df)
+    SELECT o.namespace, t.term, -count(*)
+    FROM old_rows o, unnest(hindsight_label_terms(o.memory_type, o.tags)) t(term)
+    WHERE o.live
+    GROUP BY o.namespace, t.term;
+  ELSE
+    INSERT INTO keyword_stats (namespace, term, df)
+    SELECT d.namespace, d.term, sum(d.delta)
+    FROM (
+      SELECT o.namespace, unnest(hindsight_label_terms(o.memory_type, o.tags)) AS term,
+             -1 AS delta
+      FROM old_rows o JOIN new_rows n ON n.id = o.id
+      WHERE o.live
+        AND (NOT n.live OR n.memory_type <> o.memory_type
+             OR n.tags IS DISTINCT FROM o.tags OR n.namespace <> o.namespace)
+      UNION ALL
+      SELECT n.namespace, unnest(hindsight_label_terms(n.memory_type, n.tags)), 1
+      FROM new_rows n JOIN old_rows o ON o.id = n.id
+      WHERE n.live
+        AND (NOT o.live OR n.memory_type <> o.memory_type
+             OR n.tags IS DISTINCT FROM o.tags OR n.namespace <> o.namespace)
+    ) d
+    GROUP BY d.namespace, d.term
+    HAVING sum(d.delta) <> 0;
+  END IF;
+  RETURN NULL;
+END $$;
+
+-- name: long_term_memory_labels_inserted
+CREATE TRIGGER long_term_memory_labels_inserted AFTER INSERT ON long_term_memory
+  REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_label_stats();
+
+-- name: long_term_memory_labels_updated
+CREATE TRIGGER long_term_memory_labels_updated AFTER UPDATE ON long_term_memory
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_label_stats();
+
+-- name: long_term_memory_labels_deleted
+CREATE TRIGGER long_term_memory_labels_deleted AFTER DELETE ON long_term_memory
+  REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_label_stats();
