@@ -25,7 +25,12 @@ from hindsight.db.pool import Connection
 from hindsight.services.merge import merge_near_duplicates
 from hindsight.services.moves import Move
 from hindsight.services.policy import Policy, PolicyService
-from hindsight.stores import lifecycle as store, maintenance as maintenance_store
+from hindsight.stores import (
+    lifecycle as store,
+    lifecycle_moves as moves_store,
+    lifecycle_rules as rules_store,
+    maintenance as maintenance_store,
+)
 from hindsight.stores.reads import ReadRouter
 
 log = logging.getLogger(__name__)
@@ -169,7 +174,7 @@ class LifecycleService:
         state = await store.state(conn, ns)
         last_low = state["low_confidence_pass_at"] if state else None
         low_due = last_low is None or now - last_low >= timedelta(seconds=params["low_conf_s"])
-        all_rules = store.rules(params, low_confidence_due=low_due)
+        all_rules = rules_store.rules(params, low_confidence_due=low_due)
         batch = self._settings.lifecycle_batch_size
 
         def emit(row: dict[str, Any], action: str, rule: str, reason: str) -> None:
@@ -182,14 +187,14 @@ class LifecycleService:
             done = 0
             while True:
                 async with conn.transaction():
-                    rows = await store.candidates(conn, all_rules, i, params, after)
+                    rows = await rules_store.candidates(conn, all_rules, i, params, after)
                     if not rows:
                         break
                     after = rows[-1]["id"]
                     if dry_run:
                         moved = rows
                     elif rule.action != "cold":
-                        moved = await store.apply(
+                        moved = await rules_store.apply(
                             conn, all_rules, i, params, [r["id"] for r in rows], actor=ACTOR
                         )
                 if not dry_run and rule.action == "cold":
@@ -197,9 +202,11 @@ class LifecycleService:
                     # no index entry written); archiving changes `live`, deleting writes
                     # no new version
                     moved = []
-                    for ids in store.page_rounds(rows):
+                    for ids in rules_store.page_rounds(rows):
                         async with conn.transaction():
-                            moved += await store.apply(conn, all_rules, i, params, ids, actor=ACTOR)
+                            moved += await rules_store.apply(
+                                conn, all_rules, i, params, ids, actor=ACTOR
+                            )
                     moved.sort(key=lambda r: r["id"])
                 for r in moved:
                     emit(r, rule.action, rule.name, rule.reason)
@@ -241,9 +248,9 @@ class LifecycleService:
                 n = min(batch, excess)
                 async with conn.transaction():
                     rows = (
-                        await store.lowest_value(conn, ns, n, params)
+                        await moves_store.lowest_value(conn, ns, n, params)
                         if dry_run
-                        else await store.archive_lowest_value(
+                        else await moves_store.archive_lowest_value(
                             conn, ns, n, params, actor=ACTOR, reason=reason
                         )
                     )
@@ -277,10 +284,10 @@ class LifecycleService:
         before = now - timedelta(seconds=delay)
         while True:
             async with conn.transaction():
-                due = await store.due_demotions(conn, ns, before, 100)
+                due = await moves_store.due_demotions(conn, ns, before, 100)
                 for session in due:
                     reason = f"session {session['session_id']} ended"
-                    for r in await store.demote_session(
+                    for r in await moves_store.demote_session(
                         conn, ns, session["session_id"], factor, actor=ACTOR
                     ):
                         emit(r, "demote", "session_demotion", reason)

@@ -16,7 +16,7 @@ from hindsight.db.pool import Connection
 from hindsight.services.policy import TrustPolicy
 from hindsight.services.trust import Verdict, judge, releases
 from hindsight.stores import (
-    lifecycle as lifecycle_store,
+    lifecycle_moves,
     memories as store,
     quarantine as quarantine_store,
     search as search_store,
@@ -133,7 +133,7 @@ class ObserveBatch:
     async def run(self, conn: Connection) -> list[Outcome]:
         claims = list(self.prepared)
         # an expired memory's key starts over: the old claim is gone, not reinforced
-        await lifecycle_store.delete_expired_keys(conn, self.namespace, [c.key for c in claims])
+        await lifecycle_moves.delete_expired_keys(conn, self.namespace, [c.key for c in claims])
         keys = [c.key for c in claims]
         live = await quarantine_store.live_rows(conn, self.namespace, keys)
         verdicts = [self.verdict(o, live.get(o.key)) for o in self.items]
