@@ -54,7 +54,7 @@ from benchmarks.eval_set import Dataset, curated
 from hindsight.config import Settings
 from hindsight.db import migrate
 from hindsight.embeddings import create_embedder
-from hindsight.services.memory import memory_text
+from hindsight.text import memory_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
 K = 10

@@ -1,7 +1,7 @@
 """What one observe call does inside its transaction, and the claims and outcomes it
 deals in: each key stored, reinforced or superseded in order, a near-identical new key
 folded into the memory it repeats, and what the trust policy holds back quarantined or
-released (`MemoryService.observe` prepares the batch and runs it)."""
+released (`observe.Observer` prepares the batch and runs it)."""
 
 from __future__ import annotations
 
