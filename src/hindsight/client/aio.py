@@ -10,16 +10,8 @@ from typing import Any, Unpack
 
 import httpx
 
-from hindsight.client import _calls as c, _sending as send
+from hindsight.client import _calls as c, _options as opt, _sending as send
 from hindsight.client._call import Call
-from hindsight.client._options import (
-    ForgetPolicy,
-    ListFilters,
-    MemoryChanges,
-    MemoryFields,
-    RecallOptions,
-    StepFields,
-)
 from hindsight.wire.extraction import ExtractOut
 from hindsight.wire.feedback import FeedbackOut
 from hindsight.wire.memories import (
@@ -97,7 +89,7 @@ class AsyncHindsight:
 
     # --- long-term memory ---
     async def observe(
-        self, namespace: str, key: str, value: str, **fields: Unpack[MemoryFields]
+        self, namespace: str, key: str, value: str, **fields: Unpack[opt.MemoryFields]
     ) -> ObserveResult:
         result: ObserveResult = await self._run(c.observe(namespace, key, value, fields))
         return result
@@ -113,7 +105,7 @@ class AsyncHindsight:
         return result
 
     async def recall(
-        self, namespace: str, query: str, **options: Unpack[RecallOptions]
+        self, namespace: str, query: str, **options: Unpack[opt.RecallOptions]
     ) -> RecallOut:
         result: RecallOut = await self._run(c.recall(namespace, query, options))
         return result
@@ -131,13 +123,13 @@ class AsyncHindsight:
         namespace: str,
         limit: int = 100,
         cursor: str | None = None,
-        **filters: Unpack[ListFilters],
+        **filters: Unpack[opt.ListFilters],
     ) -> MemoryPage:
         result: MemoryPage = await self._run(c.list_page(namespace, limit, cursor, filters))
         return result
 
     async def iter_memories(
-        self, namespace: str, page_size: int = 500, **filters: Unpack[ListFilters]
+        self, namespace: str, page_size: int = 500, **filters: Unpack[opt.ListFilters]
     ) -> AsyncIterator[MemoryOut]:
         """Every memory, following the cursor: each exactly once."""
         cursor = None
@@ -150,7 +142,7 @@ class AsyncHindsight:
             cursor = page.next_cursor
 
     async def update(
-        self, namespace: str, memory_id: str, **changes: Unpack[MemoryChanges]
+        self, namespace: str, memory_id: str, **changes: Unpack[opt.MemoryChanges]
     ) -> MemoryOut:
         result: MemoryOut = await self._run(c.update(namespace, str(memory_id), changes))
         return result
@@ -194,7 +186,7 @@ class AsyncHindsight:
         result: list[HistoryEntry] = await self._run(c.history(namespace, str(memory_id)))
         return result
 
-    async def forget(self, namespace: str, **policy: Unpack[ForgetPolicy]) -> ForgetOut:
+    async def forget(self, namespace: str, **policy: Unpack[opt.ForgetPolicy]) -> ForgetOut:
         result: ForgetOut = await self._run(c.forget(namespace, policy))
         return result
 
@@ -216,7 +208,7 @@ class AsyncHindsight:
 
     # --- working memory ---
     async def append(
-        self, namespace: str, session_id: str, content: str, **fields: Unpack[StepFields]
+        self, namespace: str, session_id: str, content: str, **fields: Unpack[opt.StepFields]
     ) -> StepOut:
         result: StepOut = await self._run(c.append(namespace, session_id, content, fields))
         return result

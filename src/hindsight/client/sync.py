@@ -9,16 +9,8 @@ from typing import Any, Unpack
 
 import httpx
 
-from hindsight.client import _calls as c, _sending as send
+from hindsight.client import _calls as c, _options as opt, _sending as send
 from hindsight.client._call import Call
-from hindsight.client._options import (
-    ForgetPolicy,
-    ListFilters,
-    MemoryChanges,
-    MemoryFields,
-    RecallOptions,
-    StepFields,
-)
 from hindsight.wire.extraction import ExtractOut
 from hindsight.wire.feedback import FeedbackOut
 from hindsight.wire.memories import (
@@ -96,7 +88,7 @@ class Hindsight:
 
     # --- long-term memory ---
     def observe(
-        self, namespace: str, key: str, value: str, **fields: Unpack[MemoryFields]
+        self, namespace: str, key: str, value: str, **fields: Unpack[opt.MemoryFields]
     ) -> ObserveResult:
         result: ObserveResult = self._run(c.observe(namespace, key, value, fields))
         return result
@@ -109,7 +101,7 @@ class Hindsight:
         result: list[ObserveResult] = self._run(c.observe_many(namespace, memories, dedup=dedup))
         return result
 
-    def recall(self, namespace: str, query: str, **options: Unpack[RecallOptions]) -> RecallOut:
+    def recall(self, namespace: str, query: str, **options: Unpack[opt.RecallOptions]) -> RecallOut:
         result: RecallOut = self._run(c.recall(namespace, query, options))
         return result
 
@@ -126,13 +118,13 @@ class Hindsight:
         namespace: str,
         limit: int = 100,
         cursor: str | None = None,
-        **filters: Unpack[ListFilters],
+        **filters: Unpack[opt.ListFilters],
     ) -> MemoryPage:
         result: MemoryPage = self._run(c.list_page(namespace, limit, cursor, filters))
         return result
 
     def iter_memories(
-        self, namespace: str, page_size: int = 500, **filters: Unpack[ListFilters]
+        self, namespace: str, page_size: int = 500, **filters: Unpack[opt.ListFilters]
     ) -> Iterator[MemoryOut]:
         """Every memory, following the cursor: each exactly once."""
         cursor = None
@@ -143,7 +135,9 @@ class Hindsight:
                 return
             cursor = page.next_cursor
 
-    def update(self, namespace: str, memory_id: str, **changes: Unpack[MemoryChanges]) -> MemoryOut:
+    def update(
+        self, namespace: str, memory_id: str, **changes: Unpack[opt.MemoryChanges]
+    ) -> MemoryOut:
         result: MemoryOut = self._run(c.update(namespace, str(memory_id), changes))
         return result
 
@@ -186,7 +180,7 @@ class Hindsight:
         result: list[HistoryEntry] = self._run(c.history(namespace, str(memory_id)))
         return result
 
-    def forget(self, namespace: str, **policy: Unpack[ForgetPolicy]) -> ForgetOut:
+    def forget(self, namespace: str, **policy: Unpack[opt.ForgetPolicy]) -> ForgetOut:
         result: ForgetOut = self._run(c.forget(namespace, policy))
         return result
 
@@ -208,7 +202,7 @@ class Hindsight:
 
     # --- working memory ---
     def append(
-        self, namespace: str, session_id: str, content: str, **fields: Unpack[StepFields]
+        self, namespace: str, session_id: str, content: str, **fields: Unpack[opt.StepFields]
     ) -> StepOut:
         result: StepOut = self._run(c.append(namespace, session_id, content, fields))
         return result
