@@ -1,6 +1,7 @@
 """Curation: a client's explicit edit of a memory, and letting memories go (delete, the
 curator's review of a quarantined claim, the forgetting policy). Each change is one write
-transaction; what is erased takes its traces (history values, recall logs) with it.
+transaction; what is erased takes its traces (recall log, job results, cached
+embeddings) with it, and its history keeps only a tombstone.
 """
 
 from __future__ import annotations
