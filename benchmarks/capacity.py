@@ -26,7 +26,7 @@ from benchmarks.stack import API_KEY, stores
 from hindsight import core
 from hindsight.config import Settings
 from hindsight.maintenance import purge
-from hindsight.stores.hot_steps import session_key
+from hindsight.stores.hot_steps_scripts import session_key
 
 RESULTS = Path(__file__).parent / "results" / "capacity.json"
 STEP = "Searched the catalogue for hotels near the station and compared three prices. " * 2

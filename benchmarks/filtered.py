@@ -87,7 +87,7 @@ async def load(url: str, n: int, settings: Settings) -> float:
     try:
         items = [parse_line(json.dumps(m), None, i) for i, m in enumerate(labelled(n))]
         start = time.perf_counter()
-        await BulkImporter(settings, hs.pool, hs.embedder, hs.memories).run(
+        await BulkImporter(settings, hs.pool, hs.embedder, hs.observer).run(
             items, total=len(items), import_id=f"filtered-{uuid.uuid4()}"
         )
         return n / (time.perf_counter() - start)

@@ -90,7 +90,7 @@ def settings_for(n: int, root: Path) -> Settings:
 async def load(url: str, n: int, spread: int, settings: Settings) -> dict[str, Any]:
     hs = await core.start(settings, database_url=url, redis_url=None, background=False)
     try:
-        importer = BulkImporter(settings, hs.pool, hs.embedder, hs.memories)
+        importer = BulkImporter(settings, hs.pool, hs.embedder, hs.observer)
         started = time.perf_counter()
         await importer.run(
             corpus_items(n, spread),

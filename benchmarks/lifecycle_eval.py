@@ -162,7 +162,7 @@ async def evaluate(
         seen: set[str] = set()
         for key, value, memory_type in data.observations:
             if key in seen or len(batch) == 500:
-                await hs.memories.observe(ns, batch, actor="eval", dedup=False)
+                await hs.observer.observe(ns, batch, actor="eval", dedup=False)
                 batch, seen = [], set()
             batch.append(
                 Observation(
@@ -171,7 +171,7 @@ async def evaluate(
             )
             seen.add(key)
         if batch:
-            await hs.memories.observe(ns, batch, actor="eval", dedup=False)
+            await hs.observer.observe(ns, batch, actor="eval", dedup=False)
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(
                 "UPDATE long_term_memory SET last_observed = now() - "

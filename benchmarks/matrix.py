@@ -101,7 +101,7 @@ async def load_import(url: str, cell: Cell, corpus: MatrixCorpus, settings: Sett
             for i, (ns, memory) in enumerate(rows(corpus, cell))
         ]
         start = time.perf_counter()
-        await BulkImporter(settings, hs.pool, hs.embedder, hs.memories).run(
+        await BulkImporter(settings, hs.pool, hs.embedder, hs.observer).run(
             items, total=len(items), import_id=f"matrix-{cell.name}-{uuid.uuid4()}"
         )
         return cell.n / (time.perf_counter() - start)

@@ -257,7 +257,7 @@ async def load(url: str, n: int, spread: int, settings: Settings) -> dict[str, f
     into a scratch copy of the table (up to 100k rows)."""
     hs = await core.start(settings, database_url=url, redis_url=None, background=False)
     try:
-        importer = BulkImporter(settings, hs.pool, hs.embedder, hs.memories)
+        importer = BulkImporter(settings, hs.pool, hs.embedder, hs.observer)
         start = time.perf_counter()
         await importer.run(
             corpus_items(n, spread),
@@ -293,7 +293,7 @@ async def raw_copy_build(hs: core.Hindsight, n: int, spread: int) -> float:
     from hindsight.db.schema import SEARCH_INDEXES
     from hindsight.ids import uuid7
     from hindsight.retrieval.keywords import document_vector
-    from hindsight.services.memory import memory_text
+    from hindsight.text import memory_text
 
     embedder = BuiltinEmbedder()
     async with hs.pool.connection() as conn:
@@ -366,7 +366,7 @@ async def raw_insert_rate(url: str, settings: Settings, rows: int, batch: int) -
     try:
         items = list(corpus_items(rows, 1, seed=23))
         observations = [i.observation for i in items]
-        claims = await hs.memories._claims(
+        claims = await hs.observer.claims(
             observations, [settings.initial_confidence] * len(observations)
         )
         run = uuid.uuid4().hex[:8]  # a kept corpus is written to again by later runs

@@ -172,7 +172,7 @@ def test_index_builds_get_memory_for_the_whole_graph_and_give_it_back(fresh_db: 
             async with hs.pool.connection() as conn:
                 before = await (await conn.execute("SHOW maintenance_work_mem")).fetchone()
             items = [parse_line(f'{{"key": "k{i}", "value": "v {i}"}}', "ns", i) for i in range(50)]
-            importer = BulkImporter(settings, hs.pool, hs.embedder, hs.memories)
+            importer = BulkImporter(settings, hs.pool, hs.embedder, hs.observer)
             report = await importer.run(
                 items, total=len(items), import_id="memory", rebuild_indexes=True
             )

@@ -64,7 +64,7 @@ def test_an_import_that_rebuilds_the_indexes_builds_it_the_same_way(fresh_db: st
                 for i in range(40)
             ]
             items = [parse_line(line, "imp", i) for i, line in enumerate(lines)]
-            importer = BulkImporter(settings, hs.pool, hs.embedder, hs.memories)
+            importer = BulkImporter(settings, hs.pool, hs.embedder, hs.observer)
             await importer.run(items, total=len(items), import_id="gin", rebuild_indexes=True)
         finally:
             await hs.aclose()

@@ -8,7 +8,7 @@ import asyncio
 
 from hindsight.config import Settings
 from hindsight.db.pool import open_pool
-from hindsight.stores import lifecycle as store
+from hindsight.stores import lifecycle_moves as store
 from tests.support.lifecycle import days_from_now, run_pass, sql
 from tests.support.poll import wait_until
 

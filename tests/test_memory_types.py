@@ -102,10 +102,10 @@ def test_every_list_of_memory_types_is_the_one_in_limits() -> None:
     from typing import get_args, get_type_hints
 
     from hindsight import limits
-    from hindsight.client import _calls
+    from hindsight.client import _options
     from hindsight.db import models
     from hindsight.wire.fields import MemoryType
 
     assert get_args(MemoryType) == limits.MEMORY_TYPES == models.MEMORY_TYPES
-    sdk = get_args(get_type_hints(_calls.MemoryFields)["memory_type"])
+    sdk = get_args(get_type_hints(_options.MemoryFields)["memory_type"])
     assert sdk == limits.MEMORY_TYPES

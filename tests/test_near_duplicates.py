@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from hindsight.embeddings.builtin import BuiltinEmbedder
-from hindsight.services.memory import memory_text
+from hindsight.text import memory_text
 from tests.conftest import Api, make_settings
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.lifecycle import run_pass

@@ -74,7 +74,7 @@ def big_db(pg_url: str) -> Iterator[str]:
             hs = await core.start(settings, database_url=url, redis_url=None, background=False)
             try:
                 items = [parse_line(line, None, i) for i, line in enumerate(lines)]
-                importer = BulkImporter(settings, hs.pool, hs.embedder, hs.memories)
+                importer = BulkImporter(settings, hs.pool, hs.embedder, hs.observer)
                 await importer.run(items, total=len(items), import_id="plan-shape")
             finally:
                 await hs.aclose()

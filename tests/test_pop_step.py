@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from hindsight.runtime.embedded_redis import RedisProcess
-from hindsight.stores.hot_steps import session_key
+from hindsight.stores.hot_steps_scripts import session_key
 from tests.conftest import Api, make_settings
 from tests.support.servers import ThreadServer
 

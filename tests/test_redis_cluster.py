@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from redis.cluster import RedisCluster as SyncCluster
 
 from hindsight.config import Settings
-from hindsight.stores.hot_steps import expiry_key, session_key, tombstone_key
+from hindsight.stores.hot_steps_scripts import expiry_key, session_key, tombstone_key
 from tests.conftest import Api, make_settings
 from tests.support.poll import wait_until
 from tests.support.redis_cluster import RedisCluster

@@ -15,7 +15,8 @@ import pytest
 import redis
 
 from hindsight.runtime.embedded_redis import RedisProcess
-from hindsight.stores.hot_steps import HotSteps, session_key
+from hindsight.stores.hot_steps import HotSteps
+from hindsight.stores.hot_steps_scripts import session_key
 from tests.conftest import Api, make_settings
 from tests.support.servers import ThreadServer
 

@@ -200,7 +200,7 @@ def test_deep_json_stored_before_the_limit_never_breaks_a_read(
     import psycopg
     import redis
 
-    from hindsight.stores.hot_steps import expiry_key, session_key
+    from hindsight.stores.hot_steps_scripts import expiry_key, session_key
 
     deep = nested(256)
     (m,) = api.observe({"key": "deep.key", "value": "deeply nested value"})

@@ -15,7 +15,7 @@ import redis
 
 from hindsight.observability import metrics
 from hindsight.runtime.embedded_redis import RedisProcess
-from hindsight.stores.hot_steps import session_key
+from hindsight.stores.hot_steps_scripts import session_key
 from tests.conftest import Api, make_settings
 from tests.support.cli import hindsight
 from tests.support.scrape import total, value

@@ -20,6 +20,7 @@ from hindsight.rerank import Reranker, create_reranker
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.auth import Authenticator, KeyService
 from hindsight.services.consolidation import ConsolidationService, JobWorker
+from hindsight.services.curation import Curation
 from hindsight.services.distill import Distiller
 from hindsight.services.embedding_cache import CachedEmbedder
 from hindsight.services.erasure import ErasureService
@@ -27,12 +28,14 @@ from hindsight.services.export import ExportService
 from hindsight.services.extraction import ExtractionService
 from hindsight.services.feedback import FeedbackService
 from hindsight.services.lifecycle import LifecycleService
-from hindsight.services.memory import MemoryService
+from hindsight.services.memory_reads import MemoryReads
+from hindsight.services.observe import Observer
 from hindsight.services.policy import PolicyService
 from hindsight.services.recall import RecallService
 from hindsight.services.redaction import guard_embedder, guard_llm, guard_reranker
 from hindsight.services.search_indexes import IndexKeeper
 from hindsight.services.sessions import SessionService
+from hindsight.services.transactions import Writer
 from hindsight.stores.hot_steps import HotSteps
 from hindsight.stores.reads import ReadRouter
 
@@ -55,7 +58,9 @@ class Hindsight:
     worker: JobWorker | None
     auth: Authenticator
     keys: KeyService
-    memories: MemoryService
+    observer: Observer
+    curation: Curation
+    memory_reads: MemoryReads
     recall: RecallService
     policies: PolicyService
     lifecycle: LifecycleService
@@ -129,9 +134,9 @@ async def start(
     recorder = AccessRecorder(pool, interval=settings.access_flush_interval_ms / 1000)
     llm = guard_llm(settings, create_llm(settings))
     policies = PolicyService(settings, pool)
-    memories = MemoryService(
-        settings, pool, embedder, recorder=recorder, reads=reads, policies=policies
-    )
+    writer = Writer(pool, reads)
+    memory_reads = MemoryReads(pool, reads)
+    observer = Observer(settings, embedder, writer, policies)
     recall = RecallService(
         settings,
         pool,
@@ -143,7 +148,7 @@ async def start(
         reranker=reranker,
     )
     distiller = Distiller(llm, recall) if llm is not None else None
-    consolidation = ConsolidationService(settings, pool, memories, hot, llm, distiller)
+    consolidation = ConsolidationService(settings, pool, observer, hot, llm, distiller)
     lifecycle = LifecycleService(settings, pool, policies, reads=reads)
     maintenance = MaintenanceLoop(pool, settings, lifecycle) if background else None
     indexes = IndexKeeper(pool, settings, embedder.dimensions) if background else None
@@ -176,14 +181,16 @@ async def start(
             per_client=settings.rate_limit_per_client,
         ),
         keys=KeyService(pool),
-        memories=memories,
+        observer=observer,
+        curation=Curation(settings, embedder, writer, memory_reads, policies, recorder),
+        memory_reads=memory_reads,
         recall=recall,
         policies=policies,
         lifecycle=lifecycle,
         feedback=FeedbackService(pool, recorder),
         sessions=SessionService(settings, pool, hot, consolidation, policies),
         consolidation=consolidation,
-        extraction=ExtractionService(settings, memories, llm, distiller),
+        extraction=ExtractionService(settings, observer, llm, distiller),
         erasure=ErasureService(pool, hot, recorder, reads=reads),
         exports=ExportService(pool, embedder, policies),
         reranker=reranker,

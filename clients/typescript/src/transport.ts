@@ -1,5 +1,5 @@
 // What a call is and how it is sent: the same rules as the Python SDK
-// (src/hindsight/client/_calls.py), so both clients behave alike under failure.
+// (src/hindsight/client/_call.py and _sending.py), so both clients behave alike under failure.
 
 /** HTTP statuses that mean "not done, try again": the server refused before acting. */
 export const TRANSIENT_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);

@@ -64,7 +64,7 @@ def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> N
 
     async def go(url: str) -> None:
         async with service(settings, url) as hs:
-            importer = BulkImporter(settings, hs.pool, hs.embedder, hs.memories)
+            importer = BulkImporter(settings, hs.pool, hs.embedder, hs.observer)
             with click.progressbar(length=total, label="importing", file=sys.stderr) as bar:
                 report = await importer.run(
                     (parse_line(line, namespace, n) for n, line in lines()),

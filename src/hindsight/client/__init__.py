@@ -4,7 +4,7 @@ Every REST call has a method; results are the typed models of `hindsight.wire.me
 Errors raise `APIError` (with the server's status, code and message) or `TransportError`.
 """
 
-from hindsight.client._calls import APIError, TransportError
+from hindsight.client._sending import APIError, TransportError
 from hindsight.client.aio import AsyncHindsight
 from hindsight.client.sync import Hindsight
 

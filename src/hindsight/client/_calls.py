@@ -1,11 +1,6 @@
-"""What each REST call sends and what it returns, shared by the sync and async clients.
-
-A `Call` is data: method, path, body, how to read the answer, and whether it is safe to
-send twice. The clients only differ in how they send it.
-
-The keyword arguments' types (`_options`) and the sending policy (`_sending`) live beside
-this module and are re-exported: the clients, the integrations and SDK users reach every
-name as `hindsight.client._calls.<name>`.
+"""What each REST call sends and what it returns, shared by the sync and async clients:
+one function per call, building its `Call` (`_call`). The clients only differ in how they
+send it; the keyword arguments' types are in `_options`, the sending policy in `_sending`.
 """
 
 from __future__ import annotations
@@ -13,27 +8,18 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
+from hindsight.client._call import Call
 from hindsight.client._options import (
-    ForgetPolicy as ForgetPolicy,
-    ListFilters as ListFilters,
-    MemoryChanges as MemoryChanges,
-    MemoryFields as MemoryFields,
-    RecallOptions as RecallOptions,
-    StepFields as StepFields,
-)
-from hindsight.client._sending import (
-    TRANSIENT_STATUSES as TRANSIENT_STATUSES,
-    APIError as APIError,
-    TransportError as TransportError,
-    backoff as backoff,
-    error_from as error_from,
-    result as result,
-    retryable as retryable,
+    ForgetPolicy,
+    ListFilters,
+    MemoryChanges,
+    MemoryFields,
+    RecallOptions,
+    StepFields,
 )
 from hindsight.wire.extraction import ExtractOut
 from hindsight.wire.feedback import FeedbackOut
@@ -56,21 +42,6 @@ from hindsight.wire.sessions import (
     SessionOut,
     StepOut,
 )
-
-
-@dataclass(frozen=True)
-class Call:
-    method: str
-    path: str
-    parse: Callable[[Any], Any]
-    json: Any = None
-    params: Mapping[str, Any] | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    # Safe to send again when the outcome is unknown (a timeout after sending): reads,
-    # recall, and writes that carry an idempotency key.
-    idempotent: bool = False
-    # the answer is JSON lines, not one JSON document: `parse` gets the text
-    lines: bool = False
 
 
 def _ns(namespace: str) -> str:

@@ -5,12 +5,11 @@ share this; they only differ in how they send and sleep."""
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
-if TYPE_CHECKING:  # `Call` is built in _calls, which re-exports this module's names
-    from hindsight.client._calls import Call
+from hindsight.client._call import Call
 
 # HTTP statuses that mean "not done, try again": the server refused before acting.
 TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})

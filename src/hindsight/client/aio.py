@@ -10,7 +10,8 @@ from typing import Any, Unpack
 
 import httpx
 
-from hindsight.client import _calls as c
+from hindsight.client import _calls as c, _options as opt, _sending as send
+from hindsight.client._call import Call
 from hindsight.wire.extraction import ExtractOut
 from hindsight.wire.feedback import FeedbackOut
 from hindsight.wire.memories import (
@@ -60,7 +61,7 @@ class AsyncHindsight:
         )
         self._max_retries = max_retries
 
-    async def _run(self, call: c.Call) -> Any:
+    async def _run(self, call: Call) -> Any:
         attempt = 0
         while True:
             response: httpx.Response | None = None
@@ -75,20 +76,20 @@ class AsyncHindsight:
                 )
             except httpx.TransportError as exc:
                 error = exc
-            if response is not None and response.status_code not in c.TRANSIENT_STATUSES:
-                return c.result(call, response)
-            if attempt >= self._max_retries or not c.retryable(
+            if response is not None and response.status_code not in send.TRANSIENT_STATUSES:
+                return send.result(call, response)
+            if attempt >= self._max_retries or not send.retryable(
                 call, response=response, error=error
             ):
                 if response is not None:
-                    return c.result(call, response)
-                raise c.TransportError(f"{call.method} {call.path}: {error}") from error
-            await asyncio.sleep(c.backoff(attempt, response))
+                    return send.result(call, response)
+                raise send.TransportError(f"{call.method} {call.path}: {error}") from error
+            await asyncio.sleep(send.backoff(attempt, response))
             attempt += 1
 
     # --- long-term memory ---
     async def observe(
-        self, namespace: str, key: str, value: str, **fields: Unpack[c.MemoryFields]
+        self, namespace: str, key: str, value: str, **fields: Unpack[opt.MemoryFields]
     ) -> ObserveResult:
         result: ObserveResult = await self._run(c.observe(namespace, key, value, fields))
         return result
@@ -104,7 +105,7 @@ class AsyncHindsight:
         return result
 
     async def recall(
-        self, namespace: str, query: str, **options: Unpack[c.RecallOptions]
+        self, namespace: str, query: str, **options: Unpack[opt.RecallOptions]
     ) -> RecallOut:
         result: RecallOut = await self._run(c.recall(namespace, query, options))
         return result
@@ -122,13 +123,13 @@ class AsyncHindsight:
         namespace: str,
         limit: int = 100,
         cursor: str | None = None,
-        **filters: Unpack[c.ListFilters],
+        **filters: Unpack[opt.ListFilters],
     ) -> MemoryPage:
         result: MemoryPage = await self._run(c.list_page(namespace, limit, cursor, filters))
         return result
 
     async def iter_memories(
-        self, namespace: str, page_size: int = 500, **filters: Unpack[c.ListFilters]
+        self, namespace: str, page_size: int = 500, **filters: Unpack[opt.ListFilters]
     ) -> AsyncIterator[MemoryOut]:
         """Every memory, following the cursor: each exactly once."""
         cursor = None
@@ -141,7 +142,7 @@ class AsyncHindsight:
             cursor = page.next_cursor
 
     async def update(
-        self, namespace: str, memory_id: str, **changes: Unpack[c.MemoryChanges]
+        self, namespace: str, memory_id: str, **changes: Unpack[opt.MemoryChanges]
     ) -> MemoryOut:
         result: MemoryOut = await self._run(c.update(namespace, str(memory_id), changes))
         return result
@@ -185,7 +186,7 @@ class AsyncHindsight:
         result: list[HistoryEntry] = await self._run(c.history(namespace, str(memory_id)))
         return result
 
-    async def forget(self, namespace: str, **policy: Unpack[c.ForgetPolicy]) -> ForgetOut:
+    async def forget(self, namespace: str, **policy: Unpack[opt.ForgetPolicy]) -> ForgetOut:
         result: ForgetOut = await self._run(c.forget(namespace, policy))
         return result
 
@@ -207,7 +208,7 @@ class AsyncHindsight:
 
     # --- working memory ---
     async def append(
-        self, namespace: str, session_id: str, content: str, **fields: Unpack[c.StepFields]
+        self, namespace: str, session_id: str, content: str, **fields: Unpack[opt.StepFields]
     ) -> StepOut:
         result: StepOut = await self._run(c.append(namespace, session_id, content, fields))
         return result

@@ -9,7 +9,8 @@ from typing import Any, Unpack
 
 import httpx
 
-from hindsight.client import _calls as c
+from hindsight.client import _calls as c, _options as opt, _sending as send
+from hindsight.client._call import Call
 from hindsight.wire.extraction import ExtractOut
 from hindsight.wire.feedback import FeedbackOut
 from hindsight.wire.memories import (
@@ -59,7 +60,7 @@ class Hindsight:
         )
         self._max_retries = max_retries
 
-    def _run(self, call: c.Call) -> Any:
+    def _run(self, call: Call) -> Any:
         attempt = 0
         while True:
             response: httpx.Response | None = None
@@ -74,20 +75,20 @@ class Hindsight:
                 )
             except httpx.TransportError as exc:
                 error = exc
-            if response is not None and response.status_code not in c.TRANSIENT_STATUSES:
-                return c.result(call, response)
-            if attempt >= self._max_retries or not c.retryable(
+            if response is not None and response.status_code not in send.TRANSIENT_STATUSES:
+                return send.result(call, response)
+            if attempt >= self._max_retries or not send.retryable(
                 call, response=response, error=error
             ):
                 if response is not None:
-                    return c.result(call, response)
-                raise c.TransportError(f"{call.method} {call.path}: {error}") from error
-            time.sleep(c.backoff(attempt, response))
+                    return send.result(call, response)
+                raise send.TransportError(f"{call.method} {call.path}: {error}") from error
+            time.sleep(send.backoff(attempt, response))
             attempt += 1
 
     # --- long-term memory ---
     def observe(
-        self, namespace: str, key: str, value: str, **fields: Unpack[c.MemoryFields]
+        self, namespace: str, key: str, value: str, **fields: Unpack[opt.MemoryFields]
     ) -> ObserveResult:
         result: ObserveResult = self._run(c.observe(namespace, key, value, fields))
         return result
@@ -100,7 +101,7 @@ class Hindsight:
         result: list[ObserveResult] = self._run(c.observe_many(namespace, memories, dedup=dedup))
         return result
 
-    def recall(self, namespace: str, query: str, **options: Unpack[c.RecallOptions]) -> RecallOut:
+    def recall(self, namespace: str, query: str, **options: Unpack[opt.RecallOptions]) -> RecallOut:
         result: RecallOut = self._run(c.recall(namespace, query, options))
         return result
 
@@ -117,13 +118,13 @@ class Hindsight:
         namespace: str,
         limit: int = 100,
         cursor: str | None = None,
-        **filters: Unpack[c.ListFilters],
+        **filters: Unpack[opt.ListFilters],
     ) -> MemoryPage:
         result: MemoryPage = self._run(c.list_page(namespace, limit, cursor, filters))
         return result
 
     def iter_memories(
-        self, namespace: str, page_size: int = 500, **filters: Unpack[c.ListFilters]
+        self, namespace: str, page_size: int = 500, **filters: Unpack[opt.ListFilters]
     ) -> Iterator[MemoryOut]:
         """Every memory, following the cursor: each exactly once."""
         cursor = None
@@ -135,7 +136,7 @@ class Hindsight:
             cursor = page.next_cursor
 
     def update(
-        self, namespace: str, memory_id: str, **changes: Unpack[c.MemoryChanges]
+        self, namespace: str, memory_id: str, **changes: Unpack[opt.MemoryChanges]
     ) -> MemoryOut:
         result: MemoryOut = self._run(c.update(namespace, str(memory_id), changes))
         return result
@@ -179,7 +180,7 @@ class Hindsight:
         result: list[HistoryEntry] = self._run(c.history(namespace, str(memory_id)))
         return result
 
-    def forget(self, namespace: str, **policy: Unpack[c.ForgetPolicy]) -> ForgetOut:
+    def forget(self, namespace: str, **policy: Unpack[opt.ForgetPolicy]) -> ForgetOut:
         result: ForgetOut = self._run(c.forget(namespace, policy))
         return result
 
@@ -201,7 +202,7 @@ class Hindsight:
 
     # --- working memory ---
     def append(
-        self, namespace: str, session_id: str, content: str, **fields: Unpack[c.StepFields]
+        self, namespace: str, session_id: str, content: str, **fields: Unpack[opt.StepFields]
     ) -> StepOut:
         result: StepOut = self._run(c.append(namespace, session_id, content, fields))
         return result

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from hindsight import limits
 from hindsight.client import APIError
-from hindsight.client._calls import StepFields
+from hindsight.client._options import StepFields
 from hindsight.integrations._loop_client import LoopClient
 from hindsight.wire.sessions import StepOut
 

@@ -4,24 +4,21 @@ namespace as a whole, exported or erased (admin). Same REST calls, same roles.""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from hindsight.client import AsyncHindsight
 from hindsight.mcp import args
+from hindsight.mcp.registration import Target, Tool
 from hindsight.mcp.results import checked_id, dump, rest
 
 # A tool result is one message in the agent's context: a bigger export goes by REST or CLI.
 EXPORT_MAX_CHARS = 5_000_000
 
-Target = Callable[[Context, str | None], Awaitable[tuple[AsyncHindsight, str]]]
 
-
-def register(tool: Callable[..., Callable[[Callable[..., Any]], Any]], target: Target) -> None:
+def register(tool: Tool, target: Target) -> None:
     @tool(
         "memory_review_queue",
         "List the memories waiting for review (quarantined): claims from a low-trust "

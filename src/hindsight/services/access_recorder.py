@@ -30,7 +30,7 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight.background import BackgroundLoop
 from hindsight.db.pool import Connection
 from hindsight.stores import (
-    lifecycle as lifecycle_store,
+    lifecycle_moves,
     memories as memory_store,
     recall_log,
     specificity as specificity_store,
@@ -172,7 +172,7 @@ class AccessRecorder(BackgroundLoop):
             await recall_log.relax_commit(conn)
             if counts:
                 await memory_store.record_access(conn, counts)
-                await lifecycle_store.warm(conn, list(counts))  # recalled: not cold
+                await lifecycle_moves.warm(conn, list(counts))  # recalled: not cold
             if entries:
                 await recall_log.insert_many(conn, entries)
 

@@ -40,14 +40,15 @@ from hindsight.db.pool import Connection
 from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
 from hindsight.retrieval.keywords import document_vector
-from hindsight.services.memory import MemoryService, memory_text
 from hindsight.services.names import check_namespace
+from hindsight.services.observe import Observer
 from hindsight.services.observing import Observation, Outcome, normalise_tags, observation_from
 from hindsight.services.redaction import scrubber
 from hindsight.services.roles import Role
 from hindsight.services.search_indexes import build_missing
 from hindsight.stores import imports as store, search_indexes as index_store
 from hindsight.stores.reads import ReadRouter
+from hindsight.text import memory_text
 
 CHUNK = 5_000
 # Rebuild the search indexes when the import at least doubles the table.
@@ -101,13 +102,13 @@ class BulkImporter:
         settings: Settings,
         pool: AsyncConnectionPool[Connection],
         embedder: Embedder,
-        memories: MemoryService,
+        observer: Observer,
         reads: ReadRouter | None = None,
     ) -> None:
         self._settings = settings
         self._pool = pool
         self._embedder = embedder
-        self._memories = memories
+        self._observer = observer
         self._reads = reads or ReadRouter(pool, pool)
 
     async def _copy(self, import_id: str, items: list[ImportItem], actor: str) -> set[int]:
@@ -148,7 +149,7 @@ class BulkImporter:
                         )
                     )
             copied = await store.merge(conn, import_id)
-        # the COPY skips MemoryService._write, which does this for the observed lines
+        # the COPY skips the Writer, which does this for the observed lines
         for namespace in {i.namespace for i in items}:
             self._reads.wrote(namespace)
         return copied
@@ -156,7 +157,7 @@ class BulkImporter:
     async def _scrubbed(self, item: ImportItem) -> ImportItem:
         """Secrets redacted (or refused) as in any other write: COPY skips the observe path."""
         o = item.observation
-        scrub = await scrubber(self._memories.policies, item.namespace)
+        scrub = await scrubber(self._observer.policies, item.namespace)
         ((key, value),), _ = scrub.claims([(o.key, o.value)])
         if (key, value) == (o.key, o.value):
             return item
@@ -252,7 +253,7 @@ class BulkImporter:
                 ) -> None:
                     await store.mark_written(conn, import_id, lines)
 
-                outcomes = await self._memories.observe(
+                outcomes = await self._observer.observe(
                     namespace,
                     [i.observation for i in part],
                     actor=actor,

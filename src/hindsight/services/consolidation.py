@@ -44,7 +44,7 @@ from hindsight.services.distill import (
     Distiller,
     screen,
 )
-from hindsight.services.memory import MemoryService
+from hindsight.services.observe import Observer
 from hindsight.services.observing import Outcome
 from hindsight.services.redaction import scrubber
 from hindsight.stores import consolidation_jobs as store
@@ -121,14 +121,14 @@ class ConsolidationService:
         self,
         settings: Settings,
         pool: AsyncConnectionPool[Connection],
-        memories: MemoryService,
+        observer: Observer,
         hot: HotSteps,
         llm: LLM | None,
         distiller: Distiller | None,
     ) -> None:
         self._settings = settings
         self._pool = pool
-        self._memories = memories
+        self._observer = observer
         self._hot = hot
         self._llm = llm
         self._distiller = distiller
@@ -300,7 +300,7 @@ class ConsolidationService:
                 "no LLM configured: observed the memories that steps carry in "
                 "metadata.memory; summaries are each long step's first sentence"
             )
-        scrub = await scrubber(self._memories.policies, namespace)
+        scrub = await scrubber(self._observer.policies, namespace)
         summaries = {i: scrub.quietly(text) for i, text in summaries.items()}
         summarized: list[dict[str, Any]] = []
         done = progress
@@ -333,7 +333,7 @@ class ConsolidationService:
             ):
                 raise _LeaseLost()
 
-        await self._memories.observe(
+        await self._observer.observe(
             namespace, [k.observation for k in distilled.kept], actor="consolidation", then=commit
         )
         for step in summarized:

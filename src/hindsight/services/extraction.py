@@ -11,7 +11,7 @@ from hindsight.errors import NotConfigured
 from hindsight.llm import LLM
 from hindsight.llm.prompts import trusted
 from hindsight.services.distill import Distilled, Distiller
-from hindsight.services.memory import MemoryService
+from hindsight.services.observe import Observer
 from hindsight.services.observing import Observation, Outcome
 from hindsight.text.injection import KINDS, describe, markers
 
@@ -27,12 +27,12 @@ class ExtractionService:
     def __init__(
         self,
         settings: Settings,
-        memories: MemoryService,
+        observer: Observer,
         llm: LLM | None,
         distiller: Distiller | None,
     ) -> None:
         self._settings = settings
-        self._memories = memories
+        self._observer = observer
         self._llm = llm
         self._distiller = distiller
 
@@ -66,7 +66,7 @@ class ExtractionService:
         )
         if dry_run:
             return Extraction(self._llm.name, distilled, None)
-        outcomes = await self._memories.observe(
+        outcomes = await self._observer.observe(
             namespace, suspect(messages, [k.observation for k in distilled.kept]), actor=actor
         )
         return Extraction(self._llm.name, distilled, outcomes)

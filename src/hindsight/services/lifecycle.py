@@ -25,7 +25,12 @@ from hindsight.db.pool import Connection
 from hindsight.services.merge import merge_near_duplicates
 from hindsight.services.moves import Move
 from hindsight.services.policy import PolicyService
-from hindsight.stores import lifecycle as store, maintenance as maintenance_store
+from hindsight.stores import (
+    lifecycle as store,
+    lifecycle_moves as moves_store,
+    lifecycle_rules as rules_store,
+    maintenance as maintenance_store,
+)
 from hindsight.stores.reads import ReadRouter
 from hindsight.wire.policy import Policy
 
@@ -58,6 +63,24 @@ class LifecycleReport:
 
 OnMove = Callable[[Move], None]
 OnProgress = Callable[[str, str, int], None]  # namespace, rule, memories moved so far
+
+
+@dataclass
+class _Visit:
+    """The pass's visit of one namespace: where what it moves is counted and reported."""
+
+    conn: Connection
+    ns: str
+    now: datetime
+    dry_run: bool
+    report: LifecycleReport
+    on_move: OnMove | None
+    on_progress: OnProgress | None
+
+    def emit(self, row: dict[str, Any], action: str, rule: str, reason: str) -> None:
+        self.report.counts[rule] += 1
+        if self.on_move is not None:
+            self.on_move(Move(self.ns, row["id"], row["key"], action, rule, reason))
 
 
 def _params(settings: Settings, policy: Policy, namespace: str, now: datetime) -> dict[str, Any]:
@@ -118,7 +141,8 @@ class LifecycleService:
                 report.ran = True
                 names = [namespace] if namespace else await store.namespaces(conn)
                 for ns in names:
-                    await self._tracked(conn, ns, now, dry_run, report, on_move, on_progress)
+                    visit = _Visit(conn, ns, now, dry_run, report, on_move, on_progress)
+                    await self._tracked(visit)
                     report.namespaces += 1
                 if namespace is None and not dry_run:
                     await store.set_last_run(conn, now)
@@ -131,162 +155,149 @@ class LifecycleService:
         last = await store.last_run(conn)
         return last is None or now - last >= timedelta(seconds=interval)
 
-    async def _tracked(
-        self,
-        conn: Connection,
-        ns: str,
-        now: datetime,
-        dry_run: bool,
-        report: LifecycleReport,
-        on_move: OnMove | None,
-        on_progress: OnProgress | None,
-    ) -> None:
-        """The pass over `ns`; when it moved memories (by a rule, a demotion, a merge or the
-        cap), this process's reads of `ns` go to the primary until a read replica has them."""
-        moved = report.counts.total()
+    async def _tracked(self, visit: _Visit) -> None:
+        """The pass over `visit.ns`; when it moved memories (by a rule, a demotion, a merge
+        or the cap), this process's reads of it go to the primary until a read replica has
+        them."""
+        moved = visit.report.counts.total()
         try:
-            await self._namespace(conn, ns, now, dry_run, report, on_move, on_progress)
+            await self._namespace(visit)
         except BaseException:
-            if not dry_run:
-                self._reads.wrote(ns)  # a batch's commit may have landed before the failure
+            if not visit.dry_run:
+                self._reads.wrote(visit.ns)  # a batch's commit may have landed before the failure
             raise
-        if not dry_run and report.counts.total() > moved:
-            self._reads.wrote(ns)
+        if not visit.dry_run and visit.report.counts.total() > moved:
+            self._reads.wrote(visit.ns)
 
-    async def _namespace(
-        self,
-        conn: Connection,
-        ns: str,
-        now: datetime,
-        dry_run: bool,
-        report: LifecycleReport,
-        on_move: OnMove | None,
-        on_progress: OnProgress | None,
-    ) -> None:
-        policy = await self._policies.get(ns)
+    async def _namespace(self, visit: _Visit) -> None:
+        policy = await self._policies.get(visit.ns)
         life, capacity = policy.lifecycle, policy.capacity
         assert life is not None and capacity is not None
-        params = _params(self._settings, policy, ns, now)
-        state = await store.state(conn, ns)
+        params = _params(self._settings, policy, visit.ns, visit.now)
+        state = await store.state(visit.conn, visit.ns)
         last_low = state["low_confidence_pass_at"] if state else None
-        low_due = last_low is None or now - last_low >= timedelta(seconds=params["low_conf_s"])
-        all_rules = store.rules(params, low_confidence_due=low_due)
-        batch = self._settings.lifecycle_batch_size
+        low_due = last_low is None or visit.now - last_low >= timedelta(
+            seconds=params["low_conf_s"]
+        )
+        await self._rules(visit, rules_store.rules(params, low_confidence_due=low_due), params)
+        if not visit.dry_run:
+            await self._demote(
+                visit,
+                life.session_demotion_delay_seconds or 0,
+                life.session_demotion_factor or 0.0,
+            )
+            await self._merge(visit, life.merge_per_run or 0)
+        cap = capacity.max_active_memories or self._settings.namespace_capacity
+        active, archived = await self._capacity(visit, cap, params)
+        if not visit.dry_run:
+            async with visit.conn.transaction():
+                await store.save_state(
+                    visit.conn,
+                    visit.ns,
+                    last_pass_at=visit.now,
+                    low_confidence_pass_at=visit.now if low_due else last_low,
+                    active_count=active,
+                    capacity=cap,
+                    capacity_archived=archived,
+                )
 
-        def emit(row: dict[str, Any], action: str, rule: str, reason: str) -> None:
-            report.counts[rule] += 1
-            if on_move is not None:
-                on_move(Move(ns, row["id"], row["key"], action, rule, reason))
-
-        for i, rule in enumerate(all_rules):
+    async def _rules(
+        self, visit: _Visit, rules: list[rules_store.Rule], params: dict[str, Any]
+    ) -> None:
+        """Each rule in turn, batch by batch in id order, until it selects nothing more."""
+        for i, rule in enumerate(rules):
             after = uuid.UUID(int=0)
             done = 0
             while True:
-                async with conn.transaction():
-                    rows = await store.candidates(conn, all_rules, i, params, after)
-                    if not rows:
-                        break
-                    after = rows[-1]["id"]
-                    if dry_run:
-                        moved = rows
-                    elif rule.action != "cold":
-                        moved = await store.apply(
-                            conn, all_rules, i, params, [r["id"] for r in rows], actor=ACTOR
-                        )
-                if not dry_run and rule.action == "cold":
-                    # cooling is the one move here that can stay on the row's page (HOT:
-                    # no index entry written); archiving changes `live`, deleting writes
-                    # no new version
-                    moved = []
-                    for ids in store.page_rounds(rows):
-                        async with conn.transaction():
-                            moved += await store.apply(conn, all_rules, i, params, ids, actor=ACTOR)
-                    moved.sort(key=lambda r: r["id"])
+                rows, moved = await self._batch(visit, rules, i, params, after)
+                if not rows:
+                    break
+                after = rows[-1]["id"]
                 for r in moved:
-                    emit(r, rule.action, rule.name, rule.reason)
+                    visit.emit(r, rule.action, rule.name, rule.reason)
                 done += len(moved)
-                if on_progress is not None:
-                    on_progress(ns, rule.name, done)
-                if len(rows) < batch:
+                if visit.on_progress is not None:
+                    visit.on_progress(visit.ns, rule.name, done)
+                if len(rows) < self._settings.lifecycle_batch_size:
                     break
 
-        if not dry_run:
-            await self._demote(
-                conn,
-                ns,
-                now,
-                life.session_demotion_delay_seconds or 0,
-                life.session_demotion_factor or 0.0,
-                emit,
-            )
-            if life.merge_per_run:
-                for move in await merge_near_duplicates(
-                    conn,
-                    ns,
-                    self._settings.dedup_threshold,
-                    life.merge_per_run,
-                    actor=ACTOR,
-                ):
-                    report.counts["merged"] += 1
-                    if on_move is not None:
-                        on_move(move)
-
-        cap = capacity.max_active_memories or self._settings.namespace_capacity
-        active = await store.count_active(conn, ns, now)
-        archived_for_cap = 0
-        if active > cap:
-            report.over_capacity[ns] = active
-            reason = f"over capacity: {active} active memories, cap {cap}; lowest value first"
-            excess = active - cap
-            while excess > 0:
-                n = min(batch, excess)
-                async with conn.transaction():
-                    rows = (
-                        await store.lowest_value(conn, ns, n, params)
-                        if dry_run
-                        else await store.archive_lowest_value(
-                            conn, ns, n, params, actor=ACTOR, reason=reason
-                        )
-                    )
-                for r in rows:
-                    emit(r, "archived", "capacity", reason)
-                archived_for_cap += len(rows)
-                excess -= len(rows)
-                if not rows or dry_run:
-                    break
-        if not dry_run:
-            async with conn.transaction():
-                await store.save_state(
-                    conn,
-                    ns,
-                    last_pass_at=now,
-                    low_confidence_pass_at=now if low_due else last_low,
-                    active_count=active,
-                    capacity=cap,
-                    capacity_archived=archived_for_cap,
-                )
-
-    async def _demote(
+    async def _batch(
         self,
-        conn: Connection,
-        ns: str,
-        now: datetime,
-        delay: int,
-        factor: float,
-        emit: Callable[[dict[str, Any], str, str, str], None],
-    ) -> None:
-        before = now - timedelta(seconds=delay)
-        while True:
+        visit: _Visit,
+        rules: list[rules_store.Rule],
+        i: int,
+        params: dict[str, Any],
+        after: uuid.UUID,
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Rule `i`'s next batch after the id `after`: the memories it selected, and those
+        it moved (on a dry run, all it selected)."""
+        conn, rule = visit.conn, rules[i]
+        async with conn.transaction():
+            rows = await rules_store.candidates(conn, rules, i, params, after)
+            if visit.dry_run or not rows:
+                return rows, rows
+            if rule.action != "cold":
+                ids = [r["id"] for r in rows]
+                return rows, await rules_store.apply(conn, rules, i, params, ids, actor=ACTOR)
+        # cooling is the one move here that can stay on the row's page (HOT: no index
+        # entry written); archiving changes `live`, deleting writes no new version
+        moved: list[dict[str, Any]] = []
+        for ids in rules_store.page_rounds(rows):
             async with conn.transaction():
-                due = await store.due_demotions(conn, ns, before, 100)
+                moved += await rules_store.apply(conn, rules, i, params, ids, actor=ACTOR)
+        return rows, sorted(moved, key=lambda r: r["id"])
+
+    async def _demote(self, visit: _Visit, delay: int, factor: float) -> None:
+        before = visit.now - timedelta(seconds=delay)
+        while True:
+            async with visit.conn.transaction():
+                due = await moves_store.due_demotions(visit.conn, visit.ns, before, 100)
                 for session in due:
                     reason = f"session {session['session_id']} ended"
-                    for r in await store.demote_session(
-                        conn, ns, session["session_id"], factor, actor=ACTOR
+                    for r in await moves_store.demote_session(
+                        visit.conn, visit.ns, session["session_id"], factor, actor=ACTOR
                     ):
-                        emit(r, "demote", "session_demotion", reason)
+                        visit.emit(r, "demote", "session_demotion", reason)
             if len(due) < 100:
                 return
+
+    async def _merge(self, visit: _Visit, per_run: int) -> None:
+        if not per_run:
+            return
+        for move in await merge_near_duplicates(
+            visit.conn, visit.ns, self._settings.dedup_threshold, per_run, actor=ACTOR
+        ):
+            visit.report.counts["merged"] += 1
+            if visit.on_move is not None:
+                visit.on_move(move)
+
+    async def _capacity(self, visit: _Visit, cap: int, params: dict[str, Any]) -> tuple[int, int]:
+        """Archive the lowest-value memories down to the cap (a dry run lists one batch of
+        them): the active memories counted, and how many were archived."""
+        active = await store.count_active(visit.conn, visit.ns, visit.now)
+        if active <= cap:
+            return active, 0
+        visit.report.over_capacity[visit.ns] = active
+        reason = f"over capacity: {active} active memories, cap {cap}; lowest value first"
+        archived = 0
+        excess = active - cap
+        while excess > 0:
+            n = min(self._settings.lifecycle_batch_size, excess)
+            async with visit.conn.transaction():
+                rows = (
+                    await moves_store.lowest_value(visit.conn, visit.ns, n, params)
+                    if visit.dry_run
+                    else await moves_store.archive_lowest_value(
+                        visit.conn, visit.ns, n, params, actor=ACTOR, reason=reason
+                    )
+                )
+            for r in rows:
+                visit.emit(r, "archived", "capacity", reason)
+            archived += len(rows)
+            excess -= len(rows)
+            if not rows or visit.dry_run:
+                break
+        return active, archived
 
     async def capacity_warnings(self) -> list[dict[str, Any]]:
         """Namespaces the last pass found over their soft cap (for /readyz)."""

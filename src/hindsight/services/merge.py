@@ -1,6 +1,6 @@
 """Retroactive consolidation: merge near-duplicates that slipped in under different keys.
 
-The rule is the write-time one (services.memory.observe): a memory at least the dedup
+The rule is the write-time one (services.observe): a memory at least the dedup
 threshold similar to another of the same type, and saying it in mostly the same words
 (hindsight.text.twins), is the same claim; the more important one keeps it. Each run
 checks a bounded number of memories, resuming where the last run stopped, so a large

@@ -1,7 +1,7 @@
 """What one observe call does inside its transaction, and the claims and outcomes it
 deals in: each key stored, reinforced or superseded in order, a near-identical new key
 folded into the memory it repeats, and what the trust policy holds back quarantined or
-released (`MemoryService.observe` prepares the batch and runs it)."""
+released (`observe.Observer` prepares the batch and runs it)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 from hindsight.db.pool import Connection
 from hindsight.services.trust import Verdict, judge, releases
 from hindsight.stores import (
-    lifecycle as lifecycle_store,
+    lifecycle_moves,
     memories as store,
     quarantine as quarantine_store,
     search as search_store,
@@ -100,6 +100,17 @@ def _rounds(claims: Sequence[store.NewClaim]) -> list[list[int]]:
 
 
 @dataclass
+class _Run:
+    """One run of a batch in its transaction: a deadlock retry runs the batch again, from
+    the prepared claims."""
+
+    conn: Connection
+    claims: list[store.NewClaim]  # a claim folded into its twin takes its key and value
+    verdicts: list[Verdict] = field(default_factory=list)
+    done: dict[int, Outcome] = field(default_factory=dict)  # by position in the batch
+
+
+@dataclass
 class ObserveBatch:
     """One observe call's items, ready to write (`prepared`: embedded, confidence set)."""
 
@@ -131,42 +142,41 @@ class ObserveBatch:
         )
 
     async def run(self, conn: Connection) -> list[Outcome]:
-        claims = list(self.prepared)
-        # an expired memory's key starts over: the old claim is gone, not reinforced
-        await lifecycle_store.delete_expired_keys(conn, self.namespace, [c.key for c in claims])
-        keys = [c.key for c in claims]
-        live = await quarantine_store.live_rows(conn, self.namespace, keys)
-        verdicts = [self.verdict(o, live.get(o.key)) for o in self.items]
+        state = _Run(conn, list(self.prepared))
+        keys = [c.key for c in state.claims]
+        await self._expire(state, keys)
+        live = await self._judge(state, keys)
         held = await quarantine_store.waiting(conn, self.namespace, keys)
-        results: list[Outcome | None] = [None] * len(claims)
+        holding, releasing = self._partition(state, live, held)
+        normal = [p for p in range(len(keys)) if p not in releasing and p not in holding]
+        twins = await self._twins(state, normal)
+        await self._write_rounds(state, normal, twins)
+        await self._release(state, releasing)
+        await self._hold(state, holding, held)
+        outcomes = [state.done[p] for p in sorted(state.done)]
+        if self.then is not None:
+            await self.then(conn, outcomes)
+        return outcomes
 
-        def outcome_of(
-            p: int,
-            row: dict[str, Any],
-            outcome: str,
-            reason: str | None = None,
-            twin: dict[str, Any] | None = None,
-        ) -> None:
-            results[p] = Outcome(
-                id=row["id"],
-                key=row["key"],
-                outcome=outcome,
-                confidence=float(row["confidence"]),
-                observation_count=int(row["observation_count"]),
-                memory_type=row["memory_type"],
-                # a near-duplicate: the key asked for, and how like its twin it was
-                requested_key=self.prepared[p].key if twin else None,
-                similarity=round(float(twin["similarity"]), 6) if twin else None,
-                redactions=self.redactions[p],
-                trust=verdicts[p].trust,
-                confidence_capped=verdicts[p].capped,
-                reason=reason,
-            )
+    async def _expire(self, state: _Run, keys: list[str]) -> None:
+        # an expired memory's key starts over: the old claim is gone, not reinforced
+        await lifecycle_moves.delete_expired_keys(state.conn, self.namespace, keys)
 
-        # what waits for review, what releases a claim that waits, and the rest
+    async def _judge(self, state: _Run, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """The trust policy's verdict on each claim, against the live memory of its key
+        (returned, by key)."""
+        live = await quarantine_store.live_rows(state.conn, self.namespace, keys)
+        state.verdicts = [self.verdict(o, live.get(o.key)) for o in self.items]
+        return live
+
+    def _partition(
+        self, state: _Run, live: dict[str, dict[str, Any]], held: list[dict[str, Any]]
+    ) -> tuple[list[int], dict[int, dict[str, Any]]]:
+        """The positions that wait for review, and those that release a claim waiting
+        (with the claim each releases, taken out of `held`); the rest are written."""
         holding: list[int] = []
         releasing: dict[int, dict[str, Any]] = {}
-        for p, (claim, v) in enumerate(zip(claims, verdicts, strict=True)):
+        for p, (claim, v) in enumerate(zip(state.claims, state.verdicts, strict=True)):
             if v.reason is not None:
                 holding.append(p)
                 continue
@@ -180,10 +190,15 @@ class ObserveBatch:
                     releasing[p] = w
                     held.remove(w)
                     break
-        normal = [p for p in range(len(claims)) if p not in releasing and p not in holding]
+        return holding, releasing
+
+    async def _twins(self, state: _Run, normal: list[int]) -> dict[int, dict[str, Any]]:
+        """The near-identical memory each new claim folds into, by position; the claim
+        takes its twin's key and value."""
+        claims = state.claims
         found = (
             await search_store.near_duplicates(
-                conn,
+                state.conn,
                 self.namespace,
                 [claims[p] for p in normal],
                 self.threshold,
@@ -203,12 +218,18 @@ class ObserveBatch:
             claims[position] = dataclasses.replace(
                 claims[position], key=twin["key"], value=twin["value"]
             )
+        return twins
+
+    async def _write_rounds(
+        self, state: _Run, normal: list[int], twins: dict[int, dict[str, Any]]
+    ) -> None:
+        claims = state.claims
         for positions in _rounds([claims[p] for p in normal]):
             positions = [normal[i] for i in positions]
             # sorted by key, so concurrent batches lock rows in the same order
             positions.sort(key=lambda p: claims[p].key)
             rows = await store.observe(
-                conn,
+                state.conn,
                 self.namespace,
                 [claims[p] for p in positions],
                 actor=self.actor,
@@ -223,14 +244,18 @@ class ObserveBatch:
                     outcome = "superseded"
                 else:
                     outcome = "reinforced"
-                outcome_of(p, row, outcome, twin=twins.get(p))
+                self._outcome(state, p, row, outcome, twin=twins.get(p))
+
+    async def _release(self, state: _Run, releasing: dict[int, dict[str, Any]]) -> None:
         for p, w in releasing.items():
             why = (
-                f"released: observed again by {claims[p].source or 'a client with no source'}"
-                f" (trust {verdicts[p].trust:g}), independently of {w['source'] or 'no source'}"
+                f"released: observed again by "
+                f"{state.claims[p].source or 'a client with no source'}"
+                f" (trust {state.verdicts[p].trust:g}), independently of "
+                f"{w['source'] or 'no source'}"
             )
             freed = await quarantine_store.activate(
-                conn,
+                state.conn,
                 self.namespace,
                 w["id"],
                 actor=self.actor,
@@ -239,16 +264,20 @@ class ObserveBatch:
                 step=self.step,
             )
             assert freed is not None  # locked by `waiting`
-            outcome_of(p, freed, "released", why)
+            self._outcome(state, p, freed, "released", why)
+
+    async def _hold(self, state: _Run, holding: list[int], held: list[dict[str, Any]]) -> None:
+        # the same claim from the same source, waiting already or held earlier in this
+        # batch, is reinforced rather than held twice
         again: dict[tuple[str, str, str | None], Any] = {
             (w["key"], w["value"], w["source"]): w["id"] for w in held
         }
         for p in holding:
-            c = claims[p]
-            reason = verdicts[p].reason
+            c = state.claims[p]
+            reason = state.verdicts[p].reason
             assert reason is not None
             kept = await quarantine_store.hold(
-                conn,
+                state.conn,
                 self.namespace,
                 c,
                 actor=self.actor,
@@ -257,8 +286,30 @@ class ObserveBatch:
                 again=again.get((c.key, c.value, c.source)),
             )
             again[(c.key, c.value, c.source)] = kept["id"]
-            outcome_of(p, kept, "quarantined", reason)
-        outcomes = [r for r in results if r is not None]
-        if self.then is not None:
-            await self.then(conn, outcomes)
-        return outcomes
+            self._outcome(state, p, kept, "quarantined", reason)
+
+    def _outcome(
+        self,
+        state: _Run,
+        p: int,
+        row: dict[str, Any],
+        outcome: str,
+        reason: str | None = None,
+        twin: dict[str, Any] | None = None,
+    ) -> None:
+        verdict = state.verdicts[p]
+        state.done[p] = Outcome(
+            id=row["id"],
+            key=row["key"],
+            outcome=outcome,
+            confidence=float(row["confidence"]),
+            observation_count=int(row["observation_count"]),
+            memory_type=row["memory_type"],
+            # a near-duplicate: the key asked for, and how like its twin it was
+            requested_key=self.prepared[p].key if twin else None,
+            similarity=round(float(twin["similarity"]), 6) if twin else None,
+            redactions=self.redactions[p],
+            trust=verdict.trust,
+            confidence_capped=verdict.capped,
+            reason=reason,
+        )

@@ -21,8 +21,8 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight.db.pool import Connection
 from hindsight.db.schema import index_build_session, stored_embedding
 from hindsight.embeddings.base import Embedder
-from hindsight.services.memory import memory_text
 from hindsight.stores import reembed as store
+from hindsight.text import memory_text
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,7 @@ The last run id seen is kept through errors (only a separate "check" flag is rai
 every new connection compares it too: redis-py reconnects and retries on its own, so a quick
 restart may surface no error at all.
 
-The keys, the step JSON and the Lua scripts live in `hot_steps_scripts`; the key names and
-`TOMBSTONE_MS` are re-exported here, where tests and benchmarks import them.
+The keys, the step JSON and the Lua scripts live in `hot_steps_scripts`.
 """
 
 from __future__ import annotations
@@ -42,13 +41,13 @@ from hindsight.stores.hot_steps_scripts import (
     _PREFIX,
     _READ,
     _REPLACE,
-    TOMBSTONE_MS as TOMBSTONE_MS,
+    TOMBSTONE_MS,
     _decode,
     _encode,
     _expiry_ms,
-    expiry_key as expiry_key,
-    session_key as session_key,
-    tombstone_key as tombstone_key,
+    expiry_key,
+    session_key,
+    tombstone_key,
 )
 
 log = logging.getLogger(__name__)

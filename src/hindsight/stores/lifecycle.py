@@ -1,9 +1,7 @@
-"""SQL for the lifecycle: tier moves, hard expiry, capacity, demotion, warming.
-
-This module holds the pass's own state: its lock, the namespaces it visits, each one's
+"""SQL for the lifecycle pass's own state: its lock, the namespaces it visits, each one's
 cursor and counts (`namespace_lifecycle`), and when it last ran. The rules and their
-batches are in `lifecycle_rules`, the other moves in `lifecycle_moves`; both are
-re-exported here, where the lifecycle service, the CLI and the other services import them.
+batches are in `lifecycle_rules`; the moves outside the rules (capacity, demotion,
+warming, expired keys) in `lifecycle_moves`.
 """
 
 from __future__ import annotations
@@ -12,25 +10,6 @@ from datetime import datetime
 from typing import Any
 
 from hindsight.db.pool import Connection
-from hindsight.stores.lifecycle_moves import (
-    archive_lowest_value as archive_lowest_value,
-    delete_expired_keys as delete_expired_keys,
-    demote_session as demote_session,
-    due_demotions as due_demotions,
-    lowest_value as lowest_value,
-    warm as warm,
-)
-from hindsight.stores.lifecycle_rules import (
-    ACCESSED_SINCE as ACCESSED_SINCE,
-    IDLE_SINCE as IDLE_SINCE,
-    Rule as Rule,
-    apply as apply,
-    candidates as candidates,
-    clear as clear,
-    page_rounds as page_rounds,
-    rules as rules,
-    value_sql as value_sql,
-)
 
 LIFECYCLE_LOCK = 7_361_582_014
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Response, status
 
 from hindsight import limits
 from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep, WritableNamespaceDep
-from hindsight.services.memory import ForgetPolicy
+from hindsight.services.curation import ForgetPolicy
 from hindsight.services.observing import Outcome, observation_from
 from hindsight.text.secrets import marker_counts
 from hindsight.wire.fields import MemoryType
@@ -68,7 +68,7 @@ async def observe_batch(
 ) -> BatchOut:
     """Store or reinforce up to 1,000 memories in one transaction; one result per item,
     in order."""
-    outcomes = await core.memories.observe(
+    outcomes = await core.observer.observe(
         namespace,
         [observation_from(m) for m in body.memories],
         actor=principal.name,
@@ -89,7 +89,7 @@ async def observe_one(
     response: Response,
 ) -> ObserveResult:
     """Store or reinforce one memory (201 when created, 200 otherwise)."""
-    (outcome,) = await core.memories.observe(
+    (outcome,) = await core.observer.observe(
         namespace, [observation_from(body)], actor=principal.name, role=principal.role
     )
     if outcome.outcome != "created":
@@ -118,7 +118,7 @@ async def list_memories(
     By default the live ones (active and cold); `status=archived` lists the archive and
     `status=quarantined` the review queue. `occurred_after`/`occurred_before` bound when
     they happened (occurred_at, else when they were recorded)."""
-    rows, next_cursor = await core.memories.list_page(
+    rows, next_cursor = await core.memory_reads.list_page(
         namespace,
         limit=limit,
         cursor=cursor,
@@ -136,7 +136,7 @@ async def list_memories(
 
 @router.get("/memories/{memory_id}", response_model=MemoryOut)
 async def get_memory(memory_id: uuid.UUID, namespace: NamespaceDep, core: CoreDep) -> MemoryOut:
-    return MemoryOut.model_validate(await core.memories.get(namespace, memory_id))
+    return MemoryOut.model_validate(await core.memory_reads.get(namespace, memory_id))
 
 
 @router.patch("/memories/{memory_id}", response_model=MemoryOut)
@@ -150,7 +150,7 @@ async def update_memory(
     """Edit fields. A new value is a new claim: re-embedded, and its confidence starts
     over unless the edit sets one. The change is recorded in history."""
     changes = body.changes()
-    row = await core.memories.update(
+    row = await core.curation.update(
         namespace, memory_id, changes, actor=principal.name, role=principal.role
     )
     return MemoryOut.model_validate(row)
@@ -161,7 +161,7 @@ async def delete_memory(
     memory_id: uuid.UUID, namespace: WritableNamespaceDep, principal: PrincipalDep, core: CoreDep
 ) -> Response:
     """Delete a memory; its history (ending with a `deleted` entry) is kept."""
-    await core.memories.delete(namespace, memory_id, actor=principal.name)
+    await core.curation.delete(namespace, memory_id, actor=principal.name)
     return Response(status_code=204)
 
 
@@ -176,7 +176,7 @@ async def approve_memory(
     """A curator approves a quarantined memory: it becomes the active memory of its key,
     and the one it contended with (e.g. a verified memory) is archived. 409 when the memory
     is not quarantined."""
-    row = await core.memories.approve(
+    row = await core.curation.approve(
         namespace,
         memory_id,
         actor=principal.name,
@@ -198,7 +198,7 @@ async def reject_memory(
     history ends with a `rejected` tombstone carrying the reason. 409 when the memory is
     not quarantined."""
     note = body.reason if body else None
-    await core.memories.reject(
+    await core.curation.reject(
         namespace, memory_id, actor=principal.name, role=principal.role, note=note
     )
     return Rejected(id=memory_id, reason="rejected by a curator" + (f": {note}" if note else ""))
@@ -222,7 +222,7 @@ async def forget(
         occurred_after=body.occurred_after,
         occurred_before=body.occurred_before,
     )
-    rows = await core.memories.forget(namespace, policy, actor=principal.name)
+    rows = await core.curation.forget(namespace, policy, actor=principal.name)
     return ForgetOut(
         dry_run=body.dry_run,
         action=body.action,
@@ -236,7 +236,7 @@ async def memory_history(
     memory_id: uuid.UUID, namespace: NamespaceDep, core: CoreDep
 ) -> HistoryOut:
     """Every change, oldest first, with the value and confidence the memory had after it."""
-    rows = await core.memories.history(namespace, memory_id)
+    rows = await core.memory_reads.history(namespace, memory_id)
     entries = []
     for r in rows:
         deleted = r["change"] in ("deleted", "expired")

@@ -27,13 +27,14 @@ from langgraph.store.base import (
 )
 
 from hindsight import limits
-from hindsight.client import _calls as c
+from hindsight.client import APIError, _calls as c
+from hindsight.client._call import Call
 from hindsight.integrations.langgraph import _paths as p
 from hindsight.wire.memories import MEMORY_TTL_MAX_SECONDS, MemoryOut, MemoryPage, ObserveResult
 from hindsight.wire.recall import RecallHit, RecallOut
 
 T = TypeVar("T")
-Plan = Generator[c.Call, Any, T]
+Plan = Generator[Call, Any, T]
 
 SOURCE = "langgraph"
 PAGE_MAX = limits.LIST_LIMIT_MAX
@@ -132,7 +133,7 @@ def _refresh(ns: str, memories: Sequence[MemoryOut | RecallHit]) -> Plan[None]:
             continue
         try:
             yield c.update(ns, str(memory.id), {"ttl_seconds": ttl_seconds(ttl)})
-        except c.APIError as exc:
+        except APIError as exc:
             if exc.status != 404:  # deleted meanwhile: nothing left to keep alive
                 raise
 
@@ -187,7 +188,7 @@ def _clear_kept_expiry(
             continue
         try:
             yield c.update(ns, str(results[position].id), {"expires_at": None})
-        except c.APIError as exc:
+        except APIError as exc:
             if exc.status != 404:  # deleted meanwhile: no expiry left to clear
                 raise
 
@@ -198,7 +199,7 @@ def delete(ns: str, op: PutOp) -> Plan[None]:
         return
     try:
         yield c.delete(ns, str(memory.id))
-    except c.APIError as exc:
+    except APIError as exc:
         if exc.status != 404:  # deleted meanwhile: the outcome asked for
             raise
 

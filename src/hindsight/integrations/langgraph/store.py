@@ -8,7 +8,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, InvalidNamespaceError, Op, PutOp, Result, TTLConfig
 
-from hindsight.client import APIError, Hindsight, _calls as c
+from hindsight.client import APIError, Hindsight
+from hindsight.client._call import Call
 from hindsight.integrations._loop_client import LoopClient
 from hindsight.integrations.langgraph import _plans
 from hindsight.integrations.langgraph._plans import Plan
@@ -73,7 +74,7 @@ class HindsightStore(BaseStore):
         client = self._async.get()
         plan: Plan[list[Result]] = _plans.batch(self.namespace, _checked(ops))
         try:
-            call: c.Call = next(plan)
+            call: Call = next(plan)
             while True:
                 try:
                     answer = await client._run(call)

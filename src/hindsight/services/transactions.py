@@ -1,30 +1,24 @@
-"""What every part of the memory service shares: its collaborators, the write transaction
-(retried after a deadlock, then marking the namespace as written for read routing), and the
-read of one memory.
+"""The write transaction every change to memories goes through: one transaction on the
+primary, retried after a deadlock, after which this process reads the namespace from the
+primary until a read replica has replayed it. Observing and curation share one `Writer`.
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import AsyncConnectionPool
 
-from hindsight.config import Settings
 from hindsight.db.pool import Connection
-from hindsight.embeddings.base import Embedder
-from hindsight.errors import NotFound, Unavailable
-from hindsight.services.access_recorder import AccessRecorder
-from hindsight.services.policy import PolicyService
-from hindsight.stores import memories as store
+from hindsight.errors import Unavailable
 from hindsight.stores.reads import ReadRouter
 
-# the name these lines were logged under before the service was split: log queries keep
-# matching them
+# the name these lines were logged under before the memory service was split: log queries
+# keep matching them
 log = logging.getLogger("hindsight.services.memory")
 
 T = TypeVar("T")
@@ -55,35 +49,15 @@ async def with_retry(
     raise AssertionError("unreachable")
 
 
-class MemoryCore:
-    def __init__(
-        self,
-        settings: Settings,
-        pool: AsyncConnectionPool[Connection],
-        embedder: Embedder,
-        recorder: AccessRecorder | None = None,
-        reads: ReadRouter | None = None,
-        policies: PolicyService | None = None,
-    ) -> None:
-        self._settings = settings
+class Writer:
+    def __init__(self, pool: AsyncConnectionPool[Connection], reads: ReadRouter) -> None:
         self._pool = pool
-        self._embedder = embedder
-        self._recorder = recorder
-        self._reads = reads or ReadRouter(pool, pool)
-        self._policies = policies or PolicyService(settings, pool)
-        self.policies = self._policies  # the same rules for writes that skip this service
+        self._reads = reads
 
-    async def _write(self, namespace: str, work: Callable[[Connection], Awaitable[T]]) -> T:
+    async def write(self, namespace: str, work: Callable[[Connection], Awaitable[T]]) -> T:
         """`work` in one transaction on the primary; later reads of the namespace by this
         process go to the primary until a read replica has replayed it."""
         try:
             return await with_retry(self._pool, work)
         finally:
             self._reads.wrote(namespace)  # also after a failure: the commit may have landed
-
-    async def get(self, namespace: str, memory_id: uuid.UUID) -> dict[str, Any]:
-        async with self._pool.connection() as conn:
-            row = await store.get(conn, namespace, memory_id)
-        if row is None:
-            raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
-        return row

@@ -1,6 +1,7 @@
-"""Letting memories go: delete, the curator's review of a quarantined claim, and the
-forgetting policy. Each erases (or archives) in one transaction, with the traces of what
-was erased.
+"""Curation: a client's explicit edit of a memory, and letting memories go (delete, the
+curator's review of a quarantined claim, the forgetting policy). Each change is one write
+transaction; what is erased takes its traces (recall log, job results, cached
+embeddings) with it, and its history keeps only a tombstone.
 """
 
 from __future__ import annotations
@@ -11,18 +12,30 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pgvector import HalfVector
+from psycopg import errors as pg_errors
+
+from hindsight.config import Settings
 from hindsight.db.pool import Connection
+from hindsight.embeddings.base import Embedder
 from hindsight.errors import Conflict, InvalidInput, NotFound
+from hindsight.retrieval.keywords import document_vector
 from hindsight.services import roles
+from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.erasure import erase_traces
-from hindsight.services.memory_core import MemoryCore
-from hindsight.services.roles import Role
+from hindsight.services.memory_reads import MemoryReads
+from hindsight.services.observing import normalise_tags
+from hindsight.services.policy import PolicyService
+from hindsight.services.redaction import scrubber
+from hindsight.services.roles import Role, vouching
+from hindsight.services.transactions import Writer
 from hindsight.stores import (
     erasure as erasure_store,
     memories as store,
     quarantine as quarantine_store,
 )
 from hindsight.stores.filters import MemoryFilter
+from hindsight.text import memory_text
 
 
 @dataclass(frozen=True)
@@ -58,11 +71,89 @@ class ForgetPolicy:
         return "forget: " + "; ".join(parts)
 
 
-class MemoryCuration(MemoryCore):
+@dataclass(frozen=True)
+class Curation:
+    settings: Settings
+    embedder: Embedder
+    writer: Writer
+    memories: MemoryReads
+    policies: PolicyService
+    recorder: AccessRecorder | None = None
+
+    async def update(
+        self,
+        namespace: str,
+        memory_id: uuid.UUID,
+        changes: dict[str, Any],
+        *,
+        actor: str,
+        role: Role = Role.WRITER,
+    ) -> dict[str, Any]:
+        """Apply a client's explicit edit. A new value is re-embedded and, unless the edit
+        sets a confidence, starts over at the initial confidence (it is a new claim).
+        Changing verified or permanent either way, or raising confidence above the
+        initial one, is a curator's call."""
+        what = vouching(
+            changes.get("verified"),
+            changes.get("permanent"),
+            changes.get("confidence"),
+            self.settings.initial_confidence,
+        )
+        if what is not None:
+            roles.require(role, Role.CURATOR, what)
+        if "status" in changes and (await self.memories.get(namespace, memory_id))["status"] == (
+            "quarantined"
+        ):
+            raise Conflict(
+                f"status: memory {memory_id} is quarantined; a curator approves or rejects it "
+                f"(POST .../memories/{memory_id}:approve or :reject)"
+            )
+        scrub = await scrubber(self.policies, namespace)
+        changes = {
+            name: scrub(name, value) if name in ("key", "value") else value
+            for name, value in changes.items()
+        }
+        columns: dict[str, Any] = {}
+        for name, value in changes.items():
+            if name == "key":
+                columns["mem_key"] = value
+            elif name == "value":
+                columns["mem_value"] = value
+            elif name == "tags":
+                columns["tags"] = normalise_tags(value)
+            else:
+                columns[name] = value
+        if "mem_value" in columns or "mem_key" in columns:
+            current = await self.memories.get(namespace, memory_id)
+            key = columns.get("mem_key", current["key"])
+            value = columns.get("mem_value", current["value"])
+            text = memory_text(key, value)
+            (vector,) = await self.embedder.embed([text])
+            keywords, terms = document_vector(text)
+            columns.update(embedding=HalfVector(vector), keywords=keywords, keyword_terms=terms)
+            if "mem_value" in columns and "confidence" not in columns:
+                columns["confidence"] = self.settings.initial_confidence
+
+        async def work(conn: Connection) -> dict[str, Any] | None:
+            return await store.update(conn, namespace, memory_id, columns, actor=actor)
+
+        try:
+            row = await self.writer.write(namespace, work)
+        except pg_errors.UniqueViolation:
+            # a new key, or (restoring an archived memory) the memory's own
+            key = changes.get("key") or (await self.memories.get(namespace, memory_id))["key"]
+            raise InvalidInput(
+                f"key: another active memory in {namespace!r} already has key "
+                f"{key!r}; delete or archive it first"
+            ) from None
+        if row is None:
+            raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
+        return row
+
     async def delete(self, namespace: str, memory_id: uuid.UUID, *, actor: str) -> None:
         """Erase the memory: a tombstone stays in its history, its values go everywhere."""
-        if self._recorder is not None:  # a buffered recall of it would be logged later
-            await self._recorder.flush()
+        if self.recorder is not None:  # a buffered recall of it would be logged later
+            await self.recorder.flush()
 
         async def work(conn: Connection) -> bool:
             texts = await erasure_store.history_texts(conn, [memory_id])
@@ -70,7 +161,7 @@ class MemoryCuration(MemoryCore):
             await erase_traces(conn, namespace, deleted, texts)
             return bool(deleted)
 
-        if not await self._write(namespace, work):
+        if not await self.writer.write(namespace, work):
             raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
 
     async def approve(
@@ -86,7 +177,7 @@ class MemoryCuration(MemoryCore):
                 conn, namespace, memory_id, actor=actor, change="approved", reason=reason
             )
 
-        row = await self._write(namespace, work)
+        row = await self.writer.write(namespace, work)
         if row is None:
             raise await self._not_waiting(namespace, memory_id)
         return row
@@ -97,8 +188,8 @@ class MemoryCuration(MemoryCore):
         """A curator's no: the claim is erased like a deleted memory (no value left
         anywhere); its history ends with a `rejected` tombstone and the reason."""
         roles.require(role, Role.CURATOR, "rejecting a quarantined memory")
-        if self._recorder is not None:
-            await self._recorder.flush()
+        if self.recorder is not None:
+            await self.recorder.flush()
         reason = "rejected by a curator" + (f": {note}" if note else "")
 
         async def work(conn: Connection) -> bool:
@@ -109,12 +200,12 @@ class MemoryCuration(MemoryCore):
             await erase_traces(conn, namespace, deleted, texts)
             return bool(deleted)
 
-        if not await self._write(namespace, work):
+        if not await self.writer.write(namespace, work):
             raise await self._not_waiting(namespace, memory_id)
 
     async def _not_waiting(self, namespace: str, memory_id: uuid.UUID) -> Exception:
         """The error for a review of a memory that is not waiting for one."""
-        row = await self.get(namespace, memory_id)  # NotFound when there is none
+        row = await self.memories.get(namespace, memory_id)  # NotFound when there is none
         return Conflict(
             f"memory {memory_id} is {row['status']}, not quarantined: only a quarantined "
             "memory is approved or rejected"
@@ -163,4 +254,4 @@ class MemoryCuration(MemoryCore):
                     await store.archive_many(conn, namespace, ids, actor=actor, reason=reason)
             return rows
 
-        return await self._write(namespace, work)
+        return await self.writer.write(namespace, work)
