@@ -43,7 +43,7 @@ def run(hs: Hindsight, task: str) -> list[str]:
         memories = [f"{r.key} = {r.value}" for r in recalled.results]
         context = [s.content for s in hs.context(NAMESPACE, session).recent]
         step, metadata = act(task, memories, context)
-        hs.append(NAMESPACE, session, step, role="assistant", metadata=metadata)  # 2. record
+        hs.append_step(NAMESPACE, session, step, role="assistant", metadata=metadata)  # 2. record
         done.append(step)
         if "booked" in step:
             break

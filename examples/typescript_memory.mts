@@ -29,7 +29,7 @@ if (best) {
   );
 }
 
-await hs.append(ns, "trip-planning", "searched flights to Oslo", { role: "assistant" });
-await hs.append(ns, "trip-planning", "booked the 07:42", { role: "assistant" });
+await hs.appendStep(ns, "trip-planning", "searched flights to Oslo", { role: "assistant" });
+await hs.appendStep(ns, "trip-planning", "booked the 07:42", { role: "assistant" });
 const steps = await hs.steps(ns, "trip-planning", { recent: 10 });
 console.log(`steps of trip-planning: ${steps.map((s) => s.content).join(" | ")}`);

@@ -16,13 +16,20 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import INTERNAL_ERROR
 
-from tests.conftest import ADMIN_KEY
+from tests.conftest import ADMIN_KEY, Api
 from tests.support.cli import hindsight
 from tests.support.servers import ThreadServer, free_port
 
+# The same verbs as REST and the SDKs (observe, recall, append_step); each tool's former
+# name still answers, for clients configured with it.
+FORMER_NAMES = {
+    "memory_store": "observe",
+    "memory_search": "recall",
+    "working_memory_append": "append_step",
+}
 TOOLS = {
-    "memory_store",
-    "memory_search",
+    *FORMER_NAMES,
+    *FORMER_NAMES.values(),
     "memory_update",
     "memory_delete",
     "memory_history",
@@ -36,7 +43,6 @@ TOOLS = {
     "namespace_policy_update",
     "namespace_export",
     "namespace_erase",
-    "working_memory_append",
     "working_memory_context",
     "session_end",
 }
@@ -155,6 +161,31 @@ def test_http_round_trip_and_every_tool(server: ThreadServer, ns: str) -> None:
                 )
 
     run(go)
+
+
+def test_each_operation_has_the_verb_rest_and_the_sdk_use_and_its_former_name_works(
+    server: ThreadServer, ns: str
+) -> None:
+    async def go() -> None:
+        async with over_http(server.url) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            for former, name in FORMER_NAMES.items():
+                assert tools[former].input_schema == tools[name].input_schema, former
+                assert tools[former].annotations == tools[name].annotations, former
+                assert (tools[former].description or "").startswith(f"The former name of {name}")
+            new = await call(client, "observe", key="user.tea", value="green", namespace=ns)
+            old = await call(client, "memory_store", key="user.tea", value="green", namespace=ns)
+            assert (new["outcome"], old["outcome"]) == ("created", "reinforced")
+            assert old["id"] == new["id"]
+            found = await call(client, "recall", query="tea", namespace=ns)
+            assert found["results"][0]["id"] == new["id"]
+            again = await call(client, "memory_search", query="tea", namespace=ns)
+            assert again["results"][0]["id"] == new["id"]
+            await call(client, "append_step", session_id="s", content="one", namespace=ns)
+            await call(client, "working_memory_append", session_id="s", content="two", namespace=ns)
+
+    run(go)
+    assert [s["content"] for s in Api.at(server.url, ns).steps("s")] == ["one", "two"]
 
 
 def test_bad_calls_are_tool_errors_with_rest_messages_and_the_session_goes_on(

@@ -232,3 +232,12 @@ def test_unreachable_service_is_a_transport_error() -> None:
         pytest.raises(TransportError, match="GET /v1/whoami"),
     ):
         hs.whoami()
+
+
+def test_append_is_the_former_name_of_append_step() -> None:
+    """One verb for one operation: append_step, as REST and MCP name it; code written
+    against the SDK's former name keeps working."""
+    from hindsight.client import AsyncHindsight, Hindsight
+
+    assert Hindsight.append is Hindsight.append_step
+    assert AsyncHindsight.append is AsyncHindsight.append_step

@@ -300,13 +300,18 @@ export class Hindsight {
 
   /** Append a step. Every append carries an idempotency key (one is made up if none is
    * given), so a retry after a timeout can never add the step twice. */
-  append(namespace: string, sessionId: string, content: string, fields: StepFields = {}): Promise<StepOut> {
+  appendStep(namespace: string, sessionId: string, content: string, fields: StepFields = {}): Promise<StepOut> {
     return this.run(
       call("POST", "/v1/namespaces/{namespace}/sessions/{session_id}/steps", { namespace, session_id: sessionId }, {
         body: { idempotency_key: idempotencyKey(), ...fields, content },
         idempotent: true,
       }),
     );
+  }
+
+  /** This SDK's name for `appendStep` before it took REST's and MCP's, kept for code using it. */
+  append(namespace: string, sessionId: string, content: string, fields: StepFields = {}): Promise<StepOut> {
+    return this.appendStep(namespace, sessionId, content, fields);
   }
 
   /** The newest `recent` live steps (below index `before`, if given), in step order. */

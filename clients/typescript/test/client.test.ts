@@ -109,7 +109,7 @@ describe("against a live service", { skip: url ? false : "HINDSIGHT_URL is not s
 
   test("working memory: append, read, page back, pop, summarise, end, delete", async () => {
     const n = ns();
-    const first = await hs.append(n, "s1", "looked up trains", { role: "assistant" });
+    const first = await hs.appendStep(n, "s1", "looked up trains", { role: "assistant" });
     assert.equal(first.step_index, 0);
     await hs.append(n, "s1", "booked the 07:42");
     await hs.append(n, "s1", "sent the ticket", { idempotency_key: "send-1" });

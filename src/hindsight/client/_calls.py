@@ -222,7 +222,7 @@ def extract(
     )
 
 
-def append(namespace: str, session_id: str, content: str, fields: StepFields) -> Call:
+def append_step(namespace: str, session_id: str, content: str, fields: StepFields) -> Call:
     # Every append carries an idempotency key (one is made up if the caller gave none), so
     # a retry after a timeout can never add the step twice.
     body = _json({"content": content, **fields})

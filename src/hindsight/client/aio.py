@@ -207,11 +207,14 @@ class AsyncHindsight:
         return result
 
     # --- working memory ---
-    async def append(
+    async def append_step(
         self, namespace: str, session_id: str, content: str, **fields: Unpack[opt.StepFields]
     ) -> StepOut:
-        result: StepOut = await self._run(c.append(namespace, session_id, content, fields))
+        result: StepOut = await self._run(c.append_step(namespace, session_id, content, fields))
         return result
+
+    # this SDK's name for append_step before it took REST's and MCP's, kept for code using it
+    append = append_step
 
     async def steps(
         self, namespace: str, session_id: str, recent: int = 20, before: int | None = None

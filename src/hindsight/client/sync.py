@@ -201,11 +201,14 @@ class Hindsight:
         return result
 
     # --- working memory ---
-    def append(
+    def append_step(
         self, namespace: str, session_id: str, content: str, **fields: Unpack[opt.StepFields]
     ) -> StepOut:
-        result: StepOut = self._run(c.append(namespace, session_id, content, fields))
+        result: StepOut = self._run(c.append_step(namespace, session_id, content, fields))
         return result
+
+    # this SDK's name for append_step before it took REST's and MCP's, kept for code using it
+    append = append_step
 
     def steps(
         self, namespace: str, session_id: str, recent: int = 20, before: int | None = None

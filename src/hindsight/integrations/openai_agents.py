@@ -87,7 +87,7 @@ class HindsightSession:
             fields: StepFields = {"role": _role(item), "metadata": {"format": ITEM_FORMAT}}
             if self.ttl_seconds:
                 fields["ttl_seconds"] = self.ttl_seconds
-            await hs.append(
+            await hs.append_step(
                 self.namespace, self.session_id, json.dumps(item, ensure_ascii=False), **fields
             )
 

@@ -1,5 +1,5 @@
-"""The MCP tools of long-term memory: store, search, correct, delete, history, extract
-from a conversation, forget by policy, and feedback on a search."""
+"""The MCP tools of long-term memory: observe, recall, correct, delete, history, extract
+from a conversation, forget by policy, and feedback on a recall."""
 
 from __future__ import annotations
 
@@ -14,14 +14,15 @@ from hindsight.mcp.results import checked_id, dump, given, rest
 
 def register(tool: Tool, target: Target) -> None:
     @tool(
-        "memory_store",
+        "observe",
         "Remember a claim in long-term memory. Storing the same key and "
         "value again raises its confidence; a new value for a known key replaces the old "
         "one, which stays in the memory's history. Answers with the memory's id, what "
         "happened (created, reinforced, superseded, or quarantined for review, with the "
         "reason) and its confidence.",
+        former="memory_store",
     )
-    async def memory_store(
+    async def observe(
         key: args.Key,
         value: args.Value,
         ctx: Context,
@@ -47,15 +48,16 @@ def register(tool: Tool, target: Target) -> None:
         return dump(await rest(client.observe(ns, key, value, **fields)))
 
     @tool(
-        "memory_search",
+        "recall",
         "Find the memories most relevant to a question, best first. Each "
         "result has a score = relevance × confidence × access boost, with every component "
         'shown. A time in the query ("last May", "two weeks ago") ranks what happened '
         "then first; pass reference_time when the question is not asked now. Use it before "
         "acting, to recall what you know.",
         read_only=True,
+        former="memory_search",
     )
-    async def memory_search(
+    async def recall(
         query: args.Query,
         ctx: Context,
         k: args.K = 10,
@@ -189,8 +191,8 @@ def register(tool: Tool, target: Target) -> None:
 
     @tool(
         "memory_feedback",
-        "After using the results of memory_search, say which memories you actually used "
-        "(used) and which you did not (unused), by id, with the search's recall_id. "
+        "After using the results of recall, say which memories you actually used "
+        "(used) and which you did not (unused), by id, with the recall's recall_id. "
         "Memories that help get ranked by use rather than by mere retrieval.",
     )
     async def memory_feedback(

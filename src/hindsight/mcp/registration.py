@@ -15,5 +15,11 @@ Target = Callable[[Context, str | None], Awaitable[tuple[AsyncHindsight, str]]]
 
 class Tool(Protocol):
     def __call__(
-        self, name: str, description: str, *, read_only: bool = False, destructive: bool = False
+        self,
+        name: str,
+        description: str,
+        *,
+        read_only: bool = False,
+        destructive: bool = False,
+        former: str | None = None,  # an older name the tool also answers to
     ) -> Callable[[Callable[..., Any]], Any]: ...

@@ -22,7 +22,7 @@ def checked_id(value: str) -> str:
     except ValueError:
         raise ToolError(
             f"memory_id: {value[:80]!r} is not a memory id; pass the `id` (a UUID) that "
-            "memory_store or memory_search returned"
+            "observe or recall returned"
         ) from None
 
 

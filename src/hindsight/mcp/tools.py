@@ -25,9 +25,9 @@ from hindsight.mcp.results import rest
 
 INSTRUCTIONS = """Hindsight is your memory.
 - Long-term memory holds claims as key/value pairs (user.favorite_color = blue) with a
-  confidence that grows each time the same claim is stored again. Before acting, call
-  memory_search; when you learn something worth keeping, call memory_store.
-- Working memory holds the steps of your current task: call working_memory_append as you
+  confidence that grows each time the same claim is observed again. Before acting, call
+  recall; when you learn something worth keeping, call observe.
+- Working memory holds the steps of your current task: call append_step as you
   work, working_memory_context to see what you did, and session_end when the task is done,
   which distils the task's steps into long-term memory.
 Scores come with their reasons (similarity, keyword match, confidence, how often recalled)."""
@@ -103,7 +103,12 @@ def build_server(backend: Backend) -> MCPServer[Any]:
         return client, await namespaces.resolve(client, who, namespace, backend, ctx)
 
     def tool(
-        name: str, description: str, *, read_only: bool = False, destructive: bool = False
+        name: str,
+        description: str,
+        *,
+        read_only: bool = False,
+        destructive: bool = False,
+        former: str | None = None,
     ) -> Callable[[Callable[..., Any]], Any]:
         # MCP's default for a tool that writes is "destructive": say which ones are not
         hints = ToolAnnotations(
@@ -111,7 +116,18 @@ def build_server(backend: Backend) -> MCPServer[Any]:
             destructive_hint=None if read_only else destructive,
             open_world_hint=False,
         )
-        return server.tool(name=name, description=description, annotations=hints)
+
+        def register(fn: Callable[..., Any]) -> Any:
+            registered = server.tool(name=name, description=description, annotations=hints)(fn)
+            if former:  # clients configured with the old name keep working
+                server.tool(
+                    name=former,
+                    description=f"The former name of {name}, which it calls. {description}",
+                    annotations=hints,
+                )(fn)
+            return registered
+
+        return register
 
     # tools/list answers in the order registered: long-term memory first, as always
     long_term.register(tool, target)

@@ -14,12 +14,13 @@ from hindsight.mcp.results import dump, given, rest
 
 def register(tool: Tool, target: Target) -> None:
     @tool(
-        "working_memory_append",
+        "append_step",
         "Record a step of your current task in working memory "
         "(what you did, with what input or output). Steps expire 24 hours after the "
         "session's last step unless the task ends and is consolidated first.",
+        former="working_memory_append",
     )
-    async def working_memory_append(
+    async def append_step(
         session_id: args.SessionId,
         content: args.StepContent,
         ctx: Context,
@@ -30,7 +31,7 @@ def register(tool: Tool, target: Target) -> None:
     ) -> Any:
         client, ns = await target(ctx, namespace)
         fields = given(role=role, metadata=metadata, occurred_at=occurred_at)
-        return dump(await rest(client.append(ns, session_id, content, **fields)))
+        return dump(await rest(client.append_step(ns, session_id, content, **fields)))
 
     @tool(
         "working_memory_context",
