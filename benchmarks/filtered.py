@@ -117,7 +117,7 @@ class FilterClass:
         occurred = row["occurred_at"]
         if self.name == "tag 2% and its year":
             after, before = _year(occurred)
-            return MemoryFilter(tags_all=("tag9",), occurred_after=after, occurred_before=before)
+            return MemoryFilter(tags=("tag9",), occurred_after=after, occurred_before=before)
         if self.name == "occurred: its month":
             after, before = _month(occurred)
             return MemoryFilter(occurred_after=after, occurred_before=before)
@@ -127,7 +127,7 @@ class FilterClass:
         if self.name == "min_confidence 0.88":
             return MemoryFilter(min_confidence=0.88)
         if self.name.startswith("tag "):
-            return MemoryFilter(tags_all=(self.picks.split("'")[1],))
+            return MemoryFilter(tags=(self.picks.split("'")[1],))
         if self.name.startswith("type "):
             return MemoryFilter(memory_types=(row["memory_type"],))
         return MemoryFilter()

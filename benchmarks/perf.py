@@ -247,7 +247,7 @@ async def hnsw_quality(
 def filter_of(body: dict[str, Any]) -> MemoryFilter:
     return MemoryFilter(
         memory_types=tuple(body.get("memory_types", ())),
-        tags_all=tuple(body.get("tags", ())),
+        tags=tuple(body.get("tags", ())),
         min_confidence=body.get("min_confidence"),
     )
 

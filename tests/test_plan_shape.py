@@ -95,12 +95,12 @@ def searches(namespace: str) -> Iterator[tuple[str, search_store.Search]]:
         MemoryFilter(tags_any=("work", "home")),
         # each admits FEW memories of the big namespace, or none
         MemoryFilter(memory_types=("event",)),
-        MemoryFilter(tags_all=("trip",)),
-        MemoryFilter(tags_all=("work", "trip")),
+        MemoryFilter(tags=("trip",)),
+        MemoryFilter(tags=("work", "trip")),
         MemoryFilter(tags_any=("trip", "no-such-tag")),
         MemoryFilter(memory_types=("summary",)),
         MemoryFilter(occurred_after=LONG_AGO, occurred_before=LONG_AGO + timedelta(days=60)),
-        MemoryFilter(occurred_before=LONG_AGO + timedelta(days=20), tags_all=("work",)),
+        MemoryFilter(occurred_before=LONG_AGO + timedelta(days=20), tags=("work",)),
         MemoryFilter(created_before=LONG_AGO),
         # admits most memories: the indexes still answer
         MemoryFilter(created_after=LONG_AGO, tags_any=("work",)),
@@ -186,7 +186,7 @@ def test_every_filter_reaches_the_keyword_arms_postings(big_db: str) -> None:
     long_ago, later = datetime(2000, 1, 1, tzinfo=UTC), datetime(2100, 1, 1, tzinfo=UTC)
     every = MemoryFilter(
         memory_types=("fact",),
-        tags_all=("work",),
+        tags=("work",),
         tags_any=("work", "home"),
         min_confidence=0.1,
         created_after=long_ago,
@@ -267,9 +267,9 @@ def test_a_write_to_a_small_or_new_namespace_does_not_walk_the_big_ones_graph(
 # Filters that admit at most EXACT_MAX memories of the big namespace, and a condition that
 # says which memories they admit
 NARROW = {
-    "tags_all=trip": (MemoryFilter(tags_all=("trip",)), "'trip' = ANY(tags)"),
-    "types=event,tags_all=work": (
-        MemoryFilter(memory_types=("event",), tags_all=("work",)),
+    "tags=trip": (MemoryFilter(tags=("trip",)), "'trip' = ANY(tags)"),
+    "types=event,tags=work": (
+        MemoryFilter(memory_types=("event",), tags=("work",)),
         "memory_type = 'event' AND 'work' = ANY(tags)",
     ),
     "occurred in 2001": (

@@ -43,8 +43,8 @@ class ForgetPolicy:
     """Which memories to let go of: all set criteria must hold."""
 
     max_confidence: float | None = None
-    idle_days: float | None = None  # not recalled (or, never recalled, not created) since
-    stale_days: float | None = None  # not observed again since
+    not_accessed_days: float | None = None  # not recalled (or, never recalled, not created) since
+    not_observed_days: float | None = None  # not observed again since
     memory_types: Sequence[str] = ()
     action: str = "archive"  # archive (reversible) or delete
     dry_run: bool = False
@@ -58,10 +58,10 @@ class ForgetPolicy:
         parts = []
         if self.max_confidence is not None:
             parts.append(f"confidence <= {self.max_confidence:g}")
-        if self.idle_days is not None:
-            parts.append(f"not accessed for {self.idle_days:g} days")
-        if self.stale_days is not None:
-            parts.append(f"not observed for {self.stale_days:g} days")
+        if self.not_accessed_days is not None:
+            parts.append(f"not accessed for {self.not_accessed_days:g} days")
+        if self.not_observed_days is not None:
+            parts.append(f"not observed for {self.not_observed_days:g} days")
         if self.memory_types:
             parts.append("type in " + ", ".join(self.memory_types))
         if self.occurred_after is not None:
@@ -218,8 +218,8 @@ class Curation:
         the memories selected; with `dry_run`, nothing changes."""
         if (
             policy.max_confidence is None
-            and policy.idle_days is None
-            and (policy.stale_days is None)
+            and policy.not_accessed_days is None
+            and (policy.not_observed_days is None)
         ):
             raise InvalidInput(
                 "a forgetting policy needs at least one of max_confidence, not_accessed_days "
@@ -231,8 +231,8 @@ class Curation:
                 conn,
                 namespace,
                 max_confidence=policy.max_confidence,
-                idle_days=policy.idle_days,
-                stale_days=policy.stale_days,
+                not_accessed_days=policy.not_accessed_days,
+                not_observed_days=policy.not_observed_days,
                 memory_types=list(policy.memory_types),
                 limit=policy.limit,
                 occurred=MemoryFilter(

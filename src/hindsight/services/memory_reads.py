@@ -54,7 +54,7 @@ class MemoryReads:
         limit: int,
         cursor: str | None,
         memory_types: tuple[str, ...] = (),
-        tags_all: tuple[str, ...] = (),
+        tags: tuple[str, ...] = (),
         min_confidence: float | None = None,
         key: str | None = None,
         key_prefix: str | None = None,
@@ -67,7 +67,7 @@ class MemoryReads:
         after = decode_cursor(cursor) if cursor else None
         f = MemoryFilter(
             memory_types=memory_types,
-            tags_all=tags_all,
+            tags=tags,
             min_confidence=min_confidence,
             key=key,
             key_prefix=key_prefix,

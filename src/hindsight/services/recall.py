@@ -79,7 +79,7 @@ def recall_request(body: RecallIn, *, default_hops: int) -> RecallRequest:
         k=body.k,
         filter=MemoryFilter(
             memory_types=tuple(body.memory_types or ()),
-            tags_all=tuple(body.tags or ()),
+            tags=tuple(body.tags or ()),
             tags_any=tuple(body.tags_any or ()),
             min_confidence=body.min_confidence,
             created_after=body.created_after,

@@ -20,7 +20,7 @@ from hindsight.db.models import LIVE_STATUSES
 @dataclass(frozen=True)
 class MemoryFilter:
     memory_types: tuple[str, ...] = ()
-    tags_all: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
     tags_any: tuple[str, ...] = ()
     min_confidence: float | None = None
     created_after: datetime | None = None
@@ -37,7 +37,7 @@ class MemoryFilter:
     def as_json(self) -> dict[str, Any]:
         """The filters that were set, for the recall log."""
         out: dict[str, Any] = {}
-        for name in ("memory_types", "tags_all", "tags_any"):
+        for name in ("memory_types", "tags", "tags_any"):
             if getattr(self, name):
                 out[name] = list(getattr(self, name))
         for name in ("min_confidence", "key", "key_prefix"):
@@ -119,8 +119,8 @@ def filter_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str:
             parts.append(f"{p}live")
     if f.memory_types:
         add(f"{p}memory_type = ANY(%(f_types)s::text[])", "f_types", list(f.memory_types))
-    if f.tags_all:
-        add(f"{p}tags @> %(f_tags_all)s::text[]", "f_tags_all", list(f.tags_all))
+    if f.tags:
+        add(f"{p}tags @> %(f_tags)s::text[]", "f_tags", list(f.tags))
     if f.tags_any:
         add(f"{p}tags && %(f_tags_any)s::text[]", "f_tags_any", list(f.tags_any))
     if f.min_confidence is not None:

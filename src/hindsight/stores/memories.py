@@ -227,8 +227,8 @@ async def forgettable(
     namespace: str,
     *,
     max_confidence: float | None,
-    idle_days: float | None,
-    stale_days: float | None,
+    not_accessed_days: float | None,
+    not_observed_days: float | None,
     memory_types: list[str],
     limit: int,
     occurred: MemoryFilter | None = None,
@@ -247,13 +247,13 @@ async def forgettable(
     if max_confidence is not None:
         params["max_conf"] = max_confidence
         where.append("m.confidence <= %(max_conf)s")
-    if idle_days is not None:
-        params["idle"] = idle_days
+    if not_accessed_days is not None:
+        params["idle"] = not_accessed_days
         where.append(
             f"coalesce({_LAST_ACCESSED}, m.created_at) < now() - %(idle)s * interval '1 day'"
         )
-    if stale_days is not None:
-        params["stale"] = stale_days
+    if not_observed_days is not None:
+        params["stale"] = not_observed_days
         where.append("m.last_observed < now() - %(stale)s * interval '1 day'")
     if memory_types:
         params["types"] = memory_types

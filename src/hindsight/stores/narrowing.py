@@ -10,7 +10,7 @@ longer the walk, and the more of what it admits the walk never meets: on one nam
 So each arm first asks how many rows the filter admits, through the conditions an index can
 enumerate (migration 0024), cheapest first:
 
-- labels: the memory types (any of), the tags_any (any of), or one tag of tags_all,
+- labels: the memory types (any of), the tags_any (any of), or one tag of tags,
   whichever admits fewest, counted exactly from keyword_stats (no rows read);
 - the occurred_* window, then the created_* window: counted through their indexes, up to
   one past the limit (at most that many index entries read).
@@ -113,14 +113,14 @@ UNNARROWED = Narrowing(
 
 def _label_alternatives(f: MemoryFilter) -> tuple[list[str], list[int]]:
     """The filter's label conditions, each a set of labels of which a memory must hold one:
-    the memory types, the tags_any, and each tag of tags_all on its own. Flattened: the
+    the memory types, the tags_any, and each tag of tags on its own. Flattened: the
     labels, and the alternative each belongs to."""
     alternatives = []
     if f.memory_types:
         alternatives.append([f"type:{t}" for t in f.memory_types])
     if f.tags_any:
         alternatives.append([f"tag:{t}" for t in f.tags_any])
-    alternatives += [[f"tag:{t}"] for t in f.tags_all]
+    alternatives += [[f"tag:{t}"] for t in f.tags]
     labels = [label for alternative in alternatives for label in alternative]
     which = [i for i, alternative in enumerate(alternatives) for _ in alternative]
     return labels, which

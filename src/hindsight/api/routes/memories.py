@@ -123,7 +123,7 @@ async def list_memories(
         limit=limit,
         cursor=cursor,
         memory_types=tuple(memory_type or ()),
-        tags_all=tuple(tag or ()),
+        tags=tuple(tag or ()),
         min_confidence=min_confidence,
         key=key,
         key_prefix=key_prefix,
@@ -213,8 +213,8 @@ async def forget(
     never forgotten. `dry_run` lists them and changes nothing."""
     policy = ForgetPolicy(
         max_confidence=body.max_confidence,
-        idle_days=body.not_accessed_days,
-        stale_days=body.not_observed_days,
+        not_accessed_days=body.not_accessed_days,
+        not_observed_days=body.not_observed_days,
         memory_types=tuple(body.memory_types or ()),
         action=body.action,
         dry_run=body.dry_run,
