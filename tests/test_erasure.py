@@ -137,6 +137,22 @@ def test_delete_leaves_a_tombstone_and_no_value(stack: ThreadServer, module_db: 
     assert logged.status_code == 200
 
 
+def test_a_deleted_memorys_source_goes_with_it(stack: ThreadServer, module_db: str) -> None:
+    """A source label can name a person or a conversation: the tombstone keeps the id, key,
+    type, time and actor only, and the history before it loses the source too."""
+    canary = f"canary-{uuid.uuid4().hex[:12]}"
+    api = Api.at(stack.url, "t-" + uuid.uuid4().hex[:12])
+    (m,) = api.observe({"key": "user.boat", "value": "a yawl", "source": f"chat {canary}"})
+    api.observe({"key": "user.boat", "value": "a ketch", "source": f"mail {canary}"})
+    api.recall("boat")
+    assert found_in_tables(module_db, canary) != {}
+    assert api.client.delete(f"{api.base}/memories/{m['id']}").status_code == 204
+    history = api.history(m["id"])
+    assert [h["change"] for h in history] == ["created", "superseded", "deleted"]
+    assert all(h["source"] is None for h in history), history
+    assert found_in_tables(module_db, canary) == {}
+
+
 def test_a_canary_through_every_path_is_nowhere_after_erase(
     stack: ThreadServer, module_db: str, redis_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -131,17 +131,20 @@ COMMENT ON FUNCTION hindsight_ltm_updated() IS
   'Writes history entries for real changes (not access counts) and keyword deltas.';
 
 -- name: hindsight_ltm_deleted
+-- A deletion erases: the memory's values and its source (a label that may name a person or
+-- a conversation) leave every history entry; the tombstone keeps id, key, type, time, actor.
 CREATE OR REPLACE FUNCTION hindsight_ltm_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  UPDATE memory_history h SET old_value = NULL, new_value = NULL FROM old_rows o
-  WHERE h.memory_id = o.id AND (h.old_value IS NOT NULL OR h.new_value IS NOT NULL);
+  UPDATE memory_history h SET old_value = NULL, new_value = NULL, source = NULL FROM old_rows o
+  WHERE h.memory_id = o.id
+    AND (h.old_value IS NOT NULL OR h.new_value IS NOT NULL OR h.source IS NOT NULL);
   INSERT INTO memory_history (memory_id, namespace, mem_key, change, memory_type, old_value,
                               new_value, old_confidence, new_confidence, observation_count,
                               source, actor, reason)
   SELECT o.id, o.namespace, o.mem_key,
          CASE WHEN current_setting('hindsight.change', true) IN ('expired', 'rejected')
               THEN current_setting('hindsight.change', true) ELSE 'deleted' END,
-         o.memory_type, NULL, NULL, o.confidence, NULL, o.observation_count, o.source,
+         o.memory_type, NULL, NULL, o.confidence, NULL, o.observation_count, NULL,
          hindsight_actor(), nullif(current_setting('hindsight.reason', true), '')
   FROM old_rows o;
 
