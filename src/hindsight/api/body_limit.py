@@ -7,6 +7,15 @@ import json
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
+async def send_json(send: Send, status: int, body: bytes, *, close: bool = False) -> None:
+    """A whole JSON response, sent from middleware that answers before the app does."""
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 class _TooLarge(Exception):
     pass
 
@@ -30,19 +39,8 @@ class BodyLimit:
         self.max_bytes = max_bytes
 
     async def _refuse(self, send: Send) -> None:
-        body = _body(self.max_bytes)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        # the rest of the body is never read: close rather than leave it in the socket
+        await send_json(send, 413, _body(self.max_bytes), close=True)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

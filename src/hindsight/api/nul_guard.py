@@ -12,6 +12,8 @@ from urllib.parse import unquote_to_bytes
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from hindsight.api.body_limit import send_json
+
 _BODY = json.dumps(
     {
         "error": {
@@ -37,14 +39,4 @@ class NulGuard:
         if scope["type"] != "http" or not _has_nul(scope):
             await self.app(scope, receive, send)
             return
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 422,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(_BODY)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": _BODY})
+        await send_json(send, 422, _BODY)

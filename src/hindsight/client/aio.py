@@ -12,26 +12,14 @@ import httpx
 
 from hindsight.client import _calls as c, _options as opt, _sending as send
 from hindsight.client._call import Call
-from hindsight.wire.extraction import ExtractOut
-from hindsight.wire.feedback import FeedbackOut
-from hindsight.wire.memories import (
-    EraseReceipt,
-    ForgetOut,
-    HistoryEntry,
-    MemoryOut,
-    MemoryPage,
-    ObserveResult,
-    Rejected,
-    Whoami,
-)
-from hindsight.wire.recall import RecallLogOut, RecallOut
-from hindsight.wire.sessions import (
-    ContextOut,
-    JobOut,
-    SessionDeleted,
-    SessionEnded,
-    SessionOut,
-    StepOut,
+
+# by module: a list of the models' names here would be _calls's list again
+from hindsight.wire import (
+    extraction as ex,
+    feedback as fb,
+    memories as mem,
+    recall as rc,
+    sessions as ses,
 )
 
 
@@ -90,32 +78,32 @@ class AsyncHindsight:
     # --- long-term memory ---
     async def observe(
         self, namespace: str, key: str, value: str, **fields: Unpack[opt.MemoryFields]
-    ) -> ObserveResult:
-        result: ObserveResult = await self._run(c.observe(namespace, key, value, fields))
+    ) -> mem.ObserveResult:
+        result: mem.ObserveResult = await self._run(c.observe(namespace, key, value, fields))
         return result
 
     async def observe_many(
         self, namespace: str, memories: Iterable[Mapping[str, Any]], *, dedup: bool = True
-    ) -> list[ObserveResult]:
+    ) -> list[mem.ObserveResult]:
         """Store or reinforce each memory, in order. `dedup=False`: a new key is never
         merged into a near-identical memory under another key."""
-        result: list[ObserveResult] = await self._run(
+        result: list[mem.ObserveResult] = await self._run(
             c.observe_many(namespace, memories, dedup=dedup)
         )
         return result
 
     async def recall(
         self, namespace: str, query: str, **options: Unpack[opt.RecallOptions]
-    ) -> RecallOut:
-        result: RecallOut = await self._run(c.recall(namespace, query, options))
+    ) -> rc.RecallOut:
+        result: rc.RecallOut = await self._run(c.recall(namespace, query, options))
         return result
 
-    async def explain(self, namespace: str, recall_id: str) -> RecallLogOut:
-        result: RecallLogOut = await self._run(c.explain(namespace, str(recall_id)))
+    async def explain(self, namespace: str, recall_id: str) -> rc.RecallLogOut:
+        result: rc.RecallLogOut = await self._run(c.explain(namespace, str(recall_id)))
         return result
 
-    async def get(self, namespace: str, memory_id: str) -> MemoryOut:
-        result: MemoryOut = await self._run(c.get(namespace, str(memory_id)))
+    async def get(self, namespace: str, memory_id: str) -> mem.MemoryOut:
+        result: mem.MemoryOut = await self._run(c.get(namespace, str(memory_id)))
         return result
 
     async def list_memories(
@@ -124,13 +112,13 @@ class AsyncHindsight:
         limit: int = 100,
         cursor: str | None = None,
         **filters: Unpack[opt.ListFilters],
-    ) -> MemoryPage:
-        result: MemoryPage = await self._run(c.list_page(namespace, limit, cursor, filters))
+    ) -> mem.MemoryPage:
+        result: mem.MemoryPage = await self._run(c.list_page(namespace, limit, cursor, filters))
         return result
 
     async def iter_memories(
         self, namespace: str, page_size: int = 500, **filters: Unpack[opt.ListFilters]
-    ) -> AsyncIterator[MemoryOut]:
+    ) -> AsyncIterator[mem.MemoryOut]:
         """Every memory, following the cursor: each exactly once."""
         cursor = None
         while True:
@@ -143,8 +131,8 @@ class AsyncHindsight:
 
     async def update(
         self, namespace: str, memory_id: str, **changes: Unpack[opt.MemoryChanges]
-    ) -> MemoryOut:
-        result: MemoryOut = await self._run(c.update(namespace, str(memory_id), changes))
+    ) -> mem.MemoryOut:
+        result: mem.MemoryOut = await self._run(c.update(namespace, str(memory_id), changes))
         return result
 
     async def delete(self, namespace: str, memory_id: str) -> None:
@@ -152,21 +140,25 @@ class AsyncHindsight:
 
     async def quarantined(
         self, namespace: str, limit: int = 100, cursor: str | None = None
-    ) -> MemoryPage:
+    ) -> mem.MemoryPage:
         """The review queue: memories waiting for a curator's approve or reject."""
-        result: MemoryPage = await self._run(
+        result: mem.MemoryPage = await self._run(
             c.list_page(namespace, limit, cursor, {"status": "quarantined"})
         )
         return result
 
-    async def approve(self, namespace: str, memory_id: str, reason: str | None = None) -> MemoryOut:
+    async def approve(
+        self, namespace: str, memory_id: str, reason: str | None = None
+    ) -> mem.MemoryOut:
         """A curator's yes to a quarantined memory: it becomes the active one of its key."""
-        result: MemoryOut = await self._run(c.approve(namespace, str(memory_id), reason))
+        result: mem.MemoryOut = await self._run(c.approve(namespace, str(memory_id), reason))
         return result
 
-    async def reject(self, namespace: str, memory_id: str, reason: str | None = None) -> Rejected:
+    async def reject(
+        self, namespace: str, memory_id: str, reason: str | None = None
+    ) -> mem.Rejected:
         """A curator's no to a quarantined memory: it is erased (a `rejected` tombstone)."""
-        result: Rejected = await self._run(c.reject(namespace, str(memory_id), reason))
+        result: mem.Rejected = await self._run(c.reject(namespace, str(memory_id), reason))
         return result
 
     async def feedback(
@@ -175,19 +167,19 @@ class AsyncHindsight:
         recall_id: str,
         used: list[str] | None = None,
         unused: list[str] | None = None,
-    ) -> FeedbackOut:
+    ) -> fb.FeedbackOut:
         """Say which of a recall's results were used."""
-        result: FeedbackOut = await self._run(
+        result: fb.FeedbackOut = await self._run(
             c.feedback(namespace, str(recall_id), list(used or []), list(unused or []))
         )
         return result
 
-    async def history(self, namespace: str, memory_id: str) -> list[HistoryEntry]:
-        result: list[HistoryEntry] = await self._run(c.history(namespace, str(memory_id)))
+    async def history(self, namespace: str, memory_id: str) -> list[mem.HistoryEntry]:
+        result: list[mem.HistoryEntry] = await self._run(c.history(namespace, str(memory_id)))
         return result
 
-    async def forget(self, namespace: str, **policy: Unpack[opt.ForgetPolicy]) -> ForgetOut:
-        result: ForgetOut = await self._run(c.forget(namespace, policy))
+    async def forget(self, namespace: str, **policy: Unpack[opt.ForgetPolicy]) -> mem.ForgetOut:
+        result: mem.ForgetOut = await self._run(c.forget(namespace, policy))
         return result
 
     async def extract(
@@ -198,8 +190,8 @@ class AsyncHindsight:
         dry_run: bool = False,
         min_importance: float | None = None,
         source: str | None = None,
-    ) -> ExtractOut:
-        result: ExtractOut = await self._run(
+    ) -> ex.ExtractOut:
+        result: ex.ExtractOut = await self._run(
             c.extract(
                 namespace, messages, dry_run=dry_run, min_importance=min_importance, source=source
             )
@@ -209,8 +201,8 @@ class AsyncHindsight:
     # --- working memory ---
     async def append_step(
         self, namespace: str, session_id: str, content: str, **fields: Unpack[opt.StepFields]
-    ) -> StepOut:
-        result: StepOut = await self._run(c.append_step(namespace, session_id, content, fields))
+    ) -> ses.StepOut:
+        result: ses.StepOut = await self._run(c.append_step(namespace, session_id, content, fields))
         return result
 
     # this SDK's name for append_step before it took REST's and MCP's, kept for code using it
@@ -218,45 +210,47 @@ class AsyncHindsight:
 
     async def steps(
         self, namespace: str, session_id: str, recent: int = 20, before: int | None = None
-    ) -> list[StepOut]:
+    ) -> list[ses.StepOut]:
         """The newest `recent` live steps (below index `before`, if given), in step order."""
-        result: list[StepOut] = await self._run(c.steps(namespace, session_id, recent, before))
+        result: list[ses.StepOut] = await self._run(c.steps(namespace, session_id, recent, before))
         return result
 
-    async def pop_step(self, namespace: str, session_id: str) -> StepOut:
+    async def pop_step(self, namespace: str, session_id: str) -> ses.StepOut:
         """Remove and return the newest live step (`APIError` 404 when there is none)."""
-        result: StepOut = await self._run(c.pop_step(namespace, session_id))
+        result: ses.StepOut = await self._run(c.pop_step(namespace, session_id))
         return result
 
     async def context(
         self, namespace: str, session_id: str, recent: int = 10, max_chars: int = 8000
-    ) -> ContextOut:
-        result: ContextOut = await self._run(c.context(namespace, session_id, recent, max_chars))
+    ) -> ses.ContextOut:
+        result: ses.ContextOut = await self._run(
+            c.context(namespace, session_id, recent, max_chars)
+        )
         return result
 
-    async def session(self, namespace: str, session_id: str) -> SessionOut:
-        result: SessionOut = await self._run(c.session(namespace, session_id))
+    async def session(self, namespace: str, session_id: str) -> ses.SessionOut:
+        result: ses.SessionOut = await self._run(c.session(namespace, session_id))
         return result
 
-    async def end_session(self, namespace: str, session_id: str) -> SessionEnded:
-        result: SessionEnded = await self._run(c.end_session(namespace, session_id))
+    async def end_session(self, namespace: str, session_id: str) -> ses.SessionEnded:
+        result: ses.SessionEnded = await self._run(c.end_session(namespace, session_id))
         return result
 
-    async def consolidate(self, namespace: str, session_id: str) -> JobOut:
-        result: JobOut = await self._run(c.consolidate(namespace, session_id))
+    async def consolidate(self, namespace: str, session_id: str) -> ses.JobOut:
+        result: ses.JobOut = await self._run(c.consolidate(namespace, session_id))
         return result
 
-    async def delete_session(self, namespace: str, session_id: str) -> SessionDeleted:
-        result: SessionDeleted = await self._run(c.delete_session(namespace, session_id))
+    async def delete_session(self, namespace: str, session_id: str) -> ses.SessionDeleted:
+        result: ses.SessionDeleted = await self._run(c.delete_session(namespace, session_id))
         return result
 
-    async def job(self, namespace: str, job_id: str) -> JobOut:
-        result: JobOut = await self._run(c.job(namespace, str(job_id)))
+    async def job(self, namespace: str, job_id: str) -> ses.JobOut:
+        result: ses.JobOut = await self._run(c.job(namespace, str(job_id)))
         return result
 
     async def wait_for_job(
         self, namespace: str, job_id: str, timeout: float = 120.0, poll: float = 0.5
-    ) -> JobOut:
+    ) -> ses.JobOut:
         """Poll a consolidation job until it succeeds or fails (or `timeout` passes)."""
         deadline = time.monotonic() + timeout
         while True:
@@ -265,8 +259,8 @@ class AsyncHindsight:
                 return current
             await asyncio.sleep(poll)
 
-    async def whoami(self) -> Whoami:
-        result: Whoami = await self._run(c.whoami())
+    async def whoami(self) -> mem.Whoami:
+        result: mem.Whoami = await self._run(c.whoami())
         return result
 
     # --- a namespace as a whole ---
@@ -280,9 +274,9 @@ class AsyncHindsight:
         result: dict[str, Any] = await self._run(c.set_policy(namespace, document))
         return result
 
-    async def erase_namespace(self, namespace: str) -> EraseReceipt:
+    async def erase_namespace(self, namespace: str) -> mem.EraseReceipt:
         """Erase every row and Redis key of the namespace; the receipt counts what went."""
-        result: EraseReceipt = await self._run(c.erase_namespace(namespace))
+        result: mem.EraseReceipt = await self._run(c.erase_namespace(namespace))
         return result
 
     async def export(self, namespace: str, *, sessions: bool = False) -> list[dict[str, Any]]:

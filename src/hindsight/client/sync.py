@@ -11,26 +11,14 @@ import httpx
 
 from hindsight.client import _calls as c, _options as opt, _sending as send
 from hindsight.client._call import Call
-from hindsight.wire.extraction import ExtractOut
-from hindsight.wire.feedback import FeedbackOut
-from hindsight.wire.memories import (
-    EraseReceipt,
-    ForgetOut,
-    HistoryEntry,
-    MemoryOut,
-    MemoryPage,
-    ObserveResult,
-    Rejected,
-    Whoami,
-)
-from hindsight.wire.recall import RecallLogOut, RecallOut
-from hindsight.wire.sessions import (
-    ContextOut,
-    JobOut,
-    SessionDeleted,
-    SessionEnded,
-    SessionOut,
-    StepOut,
+
+# by module: a list of the models' names here would be _calls's list again
+from hindsight.wire import (
+    extraction as ex,
+    feedback as fb,
+    memories as mem,
+    recall as rc,
+    sessions as ses,
 )
 
 
@@ -89,28 +77,32 @@ class Hindsight:
     # --- long-term memory ---
     def observe(
         self, namespace: str, key: str, value: str, **fields: Unpack[opt.MemoryFields]
-    ) -> ObserveResult:
-        result: ObserveResult = self._run(c.observe(namespace, key, value, fields))
+    ) -> mem.ObserveResult:
+        result: mem.ObserveResult = self._run(c.observe(namespace, key, value, fields))
         return result
 
     def observe_many(
         self, namespace: str, memories: Iterable[Mapping[str, Any]], *, dedup: bool = True
-    ) -> list[ObserveResult]:
+    ) -> list[mem.ObserveResult]:
         """Store or reinforce each memory, in order. `dedup=False`: a new key is never
         merged into a near-identical memory under another key."""
-        result: list[ObserveResult] = self._run(c.observe_many(namespace, memories, dedup=dedup))
+        result: list[mem.ObserveResult] = self._run(
+            c.observe_many(namespace, memories, dedup=dedup)
+        )
         return result
 
-    def recall(self, namespace: str, query: str, **options: Unpack[opt.RecallOptions]) -> RecallOut:
-        result: RecallOut = self._run(c.recall(namespace, query, options))
+    def recall(
+        self, namespace: str, query: str, **options: Unpack[opt.RecallOptions]
+    ) -> rc.RecallOut:
+        result: rc.RecallOut = self._run(c.recall(namespace, query, options))
         return result
 
-    def explain(self, namespace: str, recall_id: str) -> RecallLogOut:
-        result: RecallLogOut = self._run(c.explain(namespace, str(recall_id)))
+    def explain(self, namespace: str, recall_id: str) -> rc.RecallLogOut:
+        result: rc.RecallLogOut = self._run(c.explain(namespace, str(recall_id)))
         return result
 
-    def get(self, namespace: str, memory_id: str) -> MemoryOut:
-        result: MemoryOut = self._run(c.get(namespace, str(memory_id)))
+    def get(self, namespace: str, memory_id: str) -> mem.MemoryOut:
+        result: mem.MemoryOut = self._run(c.get(namespace, str(memory_id)))
         return result
 
     def list_memories(
@@ -119,13 +111,13 @@ class Hindsight:
         limit: int = 100,
         cursor: str | None = None,
         **filters: Unpack[opt.ListFilters],
-    ) -> MemoryPage:
-        result: MemoryPage = self._run(c.list_page(namespace, limit, cursor, filters))
+    ) -> mem.MemoryPage:
+        result: mem.MemoryPage = self._run(c.list_page(namespace, limit, cursor, filters))
         return result
 
     def iter_memories(
         self, namespace: str, page_size: int = 500, **filters: Unpack[opt.ListFilters]
-    ) -> Iterator[MemoryOut]:
+    ) -> Iterator[mem.MemoryOut]:
         """Every memory, following the cursor: each exactly once."""
         cursor = None
         while True:
@@ -137,8 +129,8 @@ class Hindsight:
 
     def update(
         self, namespace: str, memory_id: str, **changes: Unpack[opt.MemoryChanges]
-    ) -> MemoryOut:
-        result: MemoryOut = self._run(c.update(namespace, str(memory_id), changes))
+    ) -> mem.MemoryOut:
+        result: mem.MemoryOut = self._run(c.update(namespace, str(memory_id), changes))
         return result
 
     def delete(self, namespace: str, memory_id: str) -> None:
@@ -146,21 +138,21 @@ class Hindsight:
 
     def quarantined(
         self, namespace: str, limit: int = 100, cursor: str | None = None
-    ) -> MemoryPage:
+    ) -> mem.MemoryPage:
         """The review queue: memories waiting for a curator's approve or reject."""
-        result: MemoryPage = self._run(
+        result: mem.MemoryPage = self._run(
             c.list_page(namespace, limit, cursor, {"status": "quarantined"})
         )
         return result
 
-    def approve(self, namespace: str, memory_id: str, reason: str | None = None) -> MemoryOut:
+    def approve(self, namespace: str, memory_id: str, reason: str | None = None) -> mem.MemoryOut:
         """A curator's yes to a quarantined memory: it becomes the active one of its key."""
-        result: MemoryOut = self._run(c.approve(namespace, str(memory_id), reason))
+        result: mem.MemoryOut = self._run(c.approve(namespace, str(memory_id), reason))
         return result
 
-    def reject(self, namespace: str, memory_id: str, reason: str | None = None) -> Rejected:
+    def reject(self, namespace: str, memory_id: str, reason: str | None = None) -> mem.Rejected:
         """A curator's no to a quarantined memory: it is erased (a `rejected` tombstone)."""
-        result: Rejected = self._run(c.reject(namespace, str(memory_id), reason))
+        result: mem.Rejected = self._run(c.reject(namespace, str(memory_id), reason))
         return result
 
     def feedback(
@@ -169,19 +161,19 @@ class Hindsight:
         recall_id: str,
         used: list[str] | None = None,
         unused: list[str] | None = None,
-    ) -> FeedbackOut:
+    ) -> fb.FeedbackOut:
         """Say which of a recall's results were used."""
-        result: FeedbackOut = self._run(
+        result: fb.FeedbackOut = self._run(
             c.feedback(namespace, str(recall_id), list(used or []), list(unused or []))
         )
         return result
 
-    def history(self, namespace: str, memory_id: str) -> list[HistoryEntry]:
-        result: list[HistoryEntry] = self._run(c.history(namespace, str(memory_id)))
+    def history(self, namespace: str, memory_id: str) -> list[mem.HistoryEntry]:
+        result: list[mem.HistoryEntry] = self._run(c.history(namespace, str(memory_id)))
         return result
 
-    def forget(self, namespace: str, **policy: Unpack[opt.ForgetPolicy]) -> ForgetOut:
-        result: ForgetOut = self._run(c.forget(namespace, policy))
+    def forget(self, namespace: str, **policy: Unpack[opt.ForgetPolicy]) -> mem.ForgetOut:
+        result: mem.ForgetOut = self._run(c.forget(namespace, policy))
         return result
 
     def extract(
@@ -192,8 +184,8 @@ class Hindsight:
         dry_run: bool = False,
         min_importance: float | None = None,
         source: str | None = None,
-    ) -> ExtractOut:
-        result: ExtractOut = self._run(
+    ) -> ex.ExtractOut:
+        result: ex.ExtractOut = self._run(
             c.extract(
                 namespace, messages, dry_run=dry_run, min_importance=min_importance, source=source
             )
@@ -203,8 +195,8 @@ class Hindsight:
     # --- working memory ---
     def append_step(
         self, namespace: str, session_id: str, content: str, **fields: Unpack[opt.StepFields]
-    ) -> StepOut:
-        result: StepOut = self._run(c.append_step(namespace, session_id, content, fields))
+    ) -> ses.StepOut:
+        result: ses.StepOut = self._run(c.append_step(namespace, session_id, content, fields))
         return result
 
     # this SDK's name for append_step before it took REST's and MCP's, kept for code using it
@@ -212,45 +204,45 @@ class Hindsight:
 
     def steps(
         self, namespace: str, session_id: str, recent: int = 20, before: int | None = None
-    ) -> list[StepOut]:
+    ) -> list[ses.StepOut]:
         """The newest `recent` live steps (below index `before`, if given), in step order."""
-        result: list[StepOut] = self._run(c.steps(namespace, session_id, recent, before))
+        result: list[ses.StepOut] = self._run(c.steps(namespace, session_id, recent, before))
         return result
 
-    def pop_step(self, namespace: str, session_id: str) -> StepOut:
+    def pop_step(self, namespace: str, session_id: str) -> ses.StepOut:
         """Remove and return the newest live step (`APIError` 404 when there is none)."""
-        result: StepOut = self._run(c.pop_step(namespace, session_id))
+        result: ses.StepOut = self._run(c.pop_step(namespace, session_id))
         return result
 
     def context(
         self, namespace: str, session_id: str, recent: int = 10, max_chars: int = 8000
-    ) -> ContextOut:
-        result: ContextOut = self._run(c.context(namespace, session_id, recent, max_chars))
+    ) -> ses.ContextOut:
+        result: ses.ContextOut = self._run(c.context(namespace, session_id, recent, max_chars))
         return result
 
-    def session(self, namespace: str, session_id: str) -> SessionOut:
-        result: SessionOut = self._run(c.session(namespace, session_id))
+    def session(self, namespace: str, session_id: str) -> ses.SessionOut:
+        result: ses.SessionOut = self._run(c.session(namespace, session_id))
         return result
 
-    def end_session(self, namespace: str, session_id: str) -> SessionEnded:
-        result: SessionEnded = self._run(c.end_session(namespace, session_id))
+    def end_session(self, namespace: str, session_id: str) -> ses.SessionEnded:
+        result: ses.SessionEnded = self._run(c.end_session(namespace, session_id))
         return result
 
-    def consolidate(self, namespace: str, session_id: str) -> JobOut:
-        result: JobOut = self._run(c.consolidate(namespace, session_id))
+    def consolidate(self, namespace: str, session_id: str) -> ses.JobOut:
+        result: ses.JobOut = self._run(c.consolidate(namespace, session_id))
         return result
 
-    def delete_session(self, namespace: str, session_id: str) -> SessionDeleted:
-        result: SessionDeleted = self._run(c.delete_session(namespace, session_id))
+    def delete_session(self, namespace: str, session_id: str) -> ses.SessionDeleted:
+        result: ses.SessionDeleted = self._run(c.delete_session(namespace, session_id))
         return result
 
-    def job(self, namespace: str, job_id: str) -> JobOut:
-        result: JobOut = self._run(c.job(namespace, str(job_id)))
+    def job(self, namespace: str, job_id: str) -> ses.JobOut:
+        result: ses.JobOut = self._run(c.job(namespace, str(job_id)))
         return result
 
     def wait_for_job(
         self, namespace: str, job_id: str, timeout: float = 120.0, poll: float = 0.5
-    ) -> JobOut:
+    ) -> ses.JobOut:
         """Poll a consolidation job until it succeeds or fails (or `timeout` passes)."""
         deadline = time.monotonic() + timeout
         while True:
@@ -259,8 +251,8 @@ class Hindsight:
                 return current
             time.sleep(poll)
 
-    def whoami(self) -> Whoami:
-        result: Whoami = self._run(c.whoami())
+    def whoami(self) -> mem.Whoami:
+        result: mem.Whoami = self._run(c.whoami())
         return result
 
     # --- a namespace as a whole ---
@@ -274,9 +266,9 @@ class Hindsight:
         result: dict[str, Any] = self._run(c.set_policy(namespace, document))
         return result
 
-    def erase_namespace(self, namespace: str) -> EraseReceipt:
+    def erase_namespace(self, namespace: str) -> mem.EraseReceipt:
         """Erase every row and Redis key of the namespace; the receipt counts what went."""
-        result: EraseReceipt = self._run(c.erase_namespace(namespace))
+        result: mem.EraseReceipt = self._run(c.erase_namespace(namespace))
         return result
 
     def export(self, namespace: str, *, sessions: bool = False) -> list[dict[str, Any]]:

@@ -64,15 +64,19 @@ class RecallRequest:
     resolve_time: bool | None = None  # None: HINDSIGHT_RESOLVE_TIME
 
 
+# a time window's two ends in a recall body; each must be earlier than the other end
+WINDOWS = (
+    ("created_after", "created_before"),
+    ("observed_after", "observed_before"),
+    ("occurred_after", "occurred_before"),
+)
+
+
 def recall_request(body: RecallIn, *, default_hops: int) -> RecallRequest:
     """The API's recall body as the service's request; a time window must not be empty."""
-    for low, high in (
-        ("created_after", "created_before"),
-        ("observed_after", "observed_before"),
-        ("occurred_after", "occurred_before"),
-    ):
-        a, b = getattr(body, low), getattr(body, high)
-        if a is not None and b is not None and a >= b:
+    ends = {end: getattr(body, end) for window in WINDOWS for end in window}
+    for low, high in WINDOWS:
+        if ends[low] is not None and ends[high] is not None and ends[low] >= ends[high]:
             raise InvalidInput(f"{low}: must be earlier than {high}")
     return RecallRequest(
         query=body.query,
@@ -82,12 +86,7 @@ def recall_request(body: RecallIn, *, default_hops: int) -> RecallRequest:
             tags=tuple(body.tags or ()),
             tags_any=tuple(body.tags_any or ()),
             min_confidence=body.min_confidence,
-            created_after=body.created_after,
-            created_before=body.created_before,
-            observed_after=body.observed_after,
-            observed_before=body.observed_before,
-            occurred_after=body.occurred_after,
-            occurred_before=body.occurred_before,
+            **ends,
         ),
         fusion=body.fusion,
         keyword_weight=body.keyword_weight,

@@ -16,18 +16,21 @@ _SESSION = re.compile(limits.SESSION_ID_PATTERN)
 
 
 def namespace_problem(namespace: str) -> str | None:
-    if _NAMESPACE.fullmatch(namespace):
-        return None
-    return (
-        f"namespace: {namespace!r} is not a namespace; use 1-64 characters of letters, "
-        "digits, '.', '_' and '-', starting with a letter or digit"
-    )
+    return _problem(_NAMESPACE, namespace, "namespace", "a namespace", "1-64", "'.', '_' and '-'")
 
 
 def session_id_problem(session_id: str) -> str | None:
-    if _SESSION.fullmatch(session_id):
+    return _problem(
+        _SESSION, session_id, "session_id", "a session id", "1-128", "'.', '_', ':' and '-'"
+    )
+
+
+def _problem(
+    pattern: re.Pattern[str], name: str, field: str, what: str, length: str, marks: str
+) -> str | None:
+    if pattern.fullmatch(name):
         return None
     return (
-        f"session_id: {session_id!r} is not a session id; use 1-128 characters of "
-        "letters, digits, '.', '_', ':' and '-', starting with a letter or digit"
+        f"{field}: {name!r} is not {what}; use {length} characters of letters, digits, "
+        f"{marks}, starting with a letter or digit"
     )
