@@ -47,20 +47,8 @@ class Observation:
 
 def observation_from(m: MemoryIn) -> Observation:
     """A claim as the API's body states it, with its time to live made an expiry."""
-    return Observation(
-        key=m.key,
-        value=m.value,
-        memory_type=m.memory_type,
-        source=m.source,
-        confidence=m.confidence,
-        importance=m.importance,
-        tags=m.tags,
-        metadata=m.metadata,
-        verified=m.verified,
-        permanent=m.permanent,
-        expires_at=expiry(m.expires_at, m.ttl_seconds),
-        occurred_at=m.occurred_at,
-    )
+    claim = m.model_dump(exclude={"expires_at", "ttl_seconds"})
+    return Observation(**claim, expires_at=expiry(m.expires_at, m.ttl_seconds))
 
 
 @dataclass(frozen=True)
