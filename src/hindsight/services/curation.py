@@ -20,7 +20,7 @@ from hindsight.db.pool import Connection
 from hindsight.embeddings.base import Embedder
 from hindsight.errors import Conflict, InvalidInput, NotFound
 from hindsight.retrieval.keywords import document_vector
-from hindsight.services import roles
+from hindsight.services import permissions, roles
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.erasure import erase_traces
 from hindsight.services.memory_reads import MemoryReads
@@ -101,13 +101,15 @@ class Curation:
         )
         if what is not None:
             roles.require(role, Role.CURATOR, what)
-        if "status" in changes and (await self.memories.get(namespace, memory_id))["status"] == (
-            "quarantined"
-        ):
+        current = await self.memories.get(namespace, memory_id)
+        if "status" in changes and current["status"] == "quarantined":
             raise Conflict(
                 f"status: memory {memory_id} is quarantined; a curator approves or rejects it "
                 f"(POST .../memories/{memory_id}:approve or :reject)"
             )
+        held = permissions.states(current)
+        for action in permissions.patch_actions(changes, self.settings.initial_confidence):
+            permissions.require(role, action, held, str(memory_id))
         scrub = await scrubber(self.policies, namespace)
         changes = {
             name: scrub(name, value) if name in ("key", "value") else value
@@ -150,8 +152,14 @@ class Curation:
             raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
         return row
 
-    async def delete(self, namespace: str, memory_id: uuid.UUID, *, actor: str) -> None:
+    async def delete(
+        self, namespace: str, memory_id: uuid.UUID, *, actor: str, role: Role = Role.WRITER
+    ) -> None:
         """Erase the memory: a tombstone stays in its history, its values go everywhere."""
+        current = await self.memories.get(namespace, memory_id)
+        permissions.require(
+            role, permissions.Action.DELETE, permissions.states(current), str(memory_id)
+        )
         if self.recorder is not None:  # a buffered recall of it would be logged later
             await self.recorder.flush()
 
@@ -212,10 +220,15 @@ class Curation:
         )
 
     async def forget(
-        self, namespace: str, policy: ForgetPolicy, *, actor: str
+        self, namespace: str, policy: ForgetPolicy, *, actor: str, role: Role = Role.WRITER
     ) -> list[dict[str, Any]]:
-        """Archive (or delete) what the policy selects; permanent memories never. Returns
-        the memories selected; with `dry_run`, nothing changes."""
+        """Archive (or delete) what the policy selects; permanent memories never, and
+        verified ones only for a curator (`permissions`). Returns the memories selected;
+        with `dry_run`, nothing changes."""
+        spare_verified = (
+            permissions.decide(role, permissions.Action.FORGET, {permissions.State.VERIFIED})
+            is not permissions.Decision.ALLOW
+        )
         if (
             policy.max_confidence is None
             and policy.not_accessed_days is None
@@ -235,6 +248,7 @@ class Curation:
                 not_observed_days=policy.not_observed_days,
                 memory_types=list(policy.memory_types),
                 limit=policy.limit,
+                spare_verified=spare_verified,
                 occurred=MemoryFilter(
                     occurred_after=policy.occurred_after, occurred_before=policy.occurred_before
                 )
