@@ -236,6 +236,8 @@ def test_a_writers_repetition_never_reaches_certainty(keys: dict[str, Api]) -> N
         ({"redaction": {"mode": "off"}}, "redaction.mode"),
         ({"trust": {"quarantine_below": 0}}, "trust.quarantine_below"),
         ({"trust": {"quarantine_below": 0.39}}, "trust.quarantine_below"),
+        ({"trust": {"sources": {"web": 0.9}}}, "trust.sources.web"),
+        ({"redaction": {"mode": "reject"}, "trust": {"sources": {"web": 0.4}}}, "sources.web"),
     ],
 )
 def test_a_curator_cannot_lower_the_operators_floor(

@@ -67,7 +67,8 @@ _REDACTION_STRICTNESS = {"off": 0, "redact": 1, "reject": 2}
 
 def floors_lowered(settings: Settings, policy: Policy) -> list[str]:
     """What in `policy` is laxer than the operator's settings (the floor a curator keeps):
-    the redaction mode and what it covers, and the quarantine threshold."""
+    the redaction mode and what it covers, the quarantine threshold, and a source (or the
+    default) the settings quarantine made trusted enough to pass it."""
     out: list[str] = []
     redaction, trust = policy.redaction, policy.trust
     assert redaction is not None and trust is not None
@@ -84,6 +85,20 @@ def floors_lowered(settings: Settings, policy: Policy) -> list[str]:
         out.append(
             f"trust.quarantine_below: {trust.quarantine_below:g} is under the server's "
             f"HINDSIGHT_QUARANTINE_BELOW {settings.quarantine_below:g}"
+        )
+    # raising a source the operator quarantines over the threshold lowers the floor as
+    # surely as lowering the threshold does
+    threshold = trust.quarantine_below if trust.quarantine_below is not None else 0.0
+    for name, level in sorted(settings.source_trust.items()):
+        if level < settings.quarantine_below and trust.of(name) >= threshold:
+            out.append(
+                f"trust.sources.{name}: {trust.of(name):g} lets through a source the server's "
+                f"HINDSIGHT_SOURCE_TRUST ({level:g}) quarantines"
+            )
+    if settings.trust_default < settings.quarantine_below and trust.of(None) >= threshold:
+        out.append(
+            f"trust.default: {trust.of(None):g} lets through what the server's "
+            f"HINDSIGHT_TRUST_DEFAULT ({settings.trust_default:g}) quarantines"
         )
     return out
 
