@@ -130,6 +130,8 @@ def test_a_writer_observing_the_key_waits_for_review(
     assert r.status_code == 200, r.text
     assert live_value(curator, "user.role") == [("admin", False, False)]
     assert curator.get(m["id"])["status"] == "archived"
+    # archived, it is still vouched for: a writer cannot bring it back
+    needs_curator(patch(writer, m["id"], {"status": "active"}))
 
 
 def test_a_permanent_memory_is_not_superseded_by_a_writer(keys: dict[str, Api]) -> None:

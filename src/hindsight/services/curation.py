@@ -71,6 +71,26 @@ class ForgetPolicy:
         return "forget: " + "; ".join(parts)
 
 
+async def _still_allowed(
+    conn: Connection,
+    namespace: str,
+    memory_id: uuid.UUID,
+    role: Role,
+    actions: Sequence[permissions.Action],
+) -> None:
+    """The permission check again on the row locked in the write's transaction: a curator
+    may have verified the memory since it was first read, and the write must not land on
+    what is now vouched for."""
+    # a curator's only limit on these actions is a quarantined memory's status, and no
+    # stored memory becomes quarantined: nothing to re-check
+    if role.at_least(Role.CURATOR):
+        return
+    row = await store.get(conn, namespace, memory_id, lock=True)
+    if row is not None:
+        for action in actions:
+            permissions.require(role, action, permissions.states(row), str(memory_id))
+
+
 @dataclass(frozen=True)
 class Curation:
     settings: Settings
@@ -107,9 +127,9 @@ class Curation:
                 f"status: memory {memory_id} is quarantined; a curator approves or rejects it "
                 f"(POST .../memories/{memory_id}:approve or :reject)"
             )
-        held = permissions.states(current)
-        for action in permissions.patch_actions(changes, self.settings.initial_confidence):
-            permissions.require(role, action, held, str(memory_id))
+        actions = permissions.patch_actions(changes, self.settings.initial_confidence)
+        for action in actions:
+            permissions.require(role, action, permissions.states(current), str(memory_id))
         scrub = await scrubber(self.policies, namespace)
         changes = {
             name: scrub(name, value) if name in ("key", "value") else value
@@ -126,7 +146,6 @@ class Curation:
             else:
                 columns[name] = value
         if "mem_value" in columns or "mem_key" in columns:
-            current = await self.memories.get(namespace, memory_id)
             key = columns.get("mem_key", current["key"])
             value = columns.get("mem_value", current["value"])
             text = memory_text(key, value)
@@ -137,6 +156,7 @@ class Curation:
                 columns["confidence"] = self.settings.initial_confidence
 
         async def work(conn: Connection) -> dict[str, Any] | None:
+            await _still_allowed(conn, namespace, memory_id, role, actions)
             return await store.update(conn, namespace, memory_id, columns, actor=actor)
 
         try:
@@ -164,6 +184,7 @@ class Curation:
             await self.recorder.flush()
 
         async def work(conn: Connection) -> bool:
+            await _still_allowed(conn, namespace, memory_id, role, [permissions.Action.DELETE])
             texts = await erasure_store.history_texts(conn, [memory_id])
             deleted = await store.delete_many(conn, namespace, [memory_id], actor=actor)
             await erase_traces(conn, namespace, deleted, texts)

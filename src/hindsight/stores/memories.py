@@ -165,10 +165,12 @@ async def observe(
     return await cur.fetchall()
 
 
-async def get(conn: Connection, namespace: str, memory_id: uuid.UUID) -> dict[str, Any] | None:
+async def get(
+    conn: Connection, namespace: str, memory_id: uuid.UUID, *, lock: bool = False
+) -> dict[str, Any] | None:
     cur = await conn.execute(
         f"SELECT {MEMORY_COLUMNS} FROM long_term_memory m WHERE m.namespace = %s AND m.id = %s "
-        "AND (m.expires_at IS NULL OR m.expires_at > now())",
+        "AND (m.expires_at IS NULL OR m.expires_at > now())" + (" FOR UPDATE OF m" if lock else ""),
         (namespace, memory_id),
     )
     return await cur.fetchone()
