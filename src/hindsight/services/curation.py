@@ -20,7 +20,7 @@ from hindsight.db.pool import Connection
 from hindsight.embeddings.base import Embedder
 from hindsight.errors import Conflict, InvalidInput, NotFound
 from hindsight.retrieval.keywords import document_vector
-from hindsight.services import roles
+from hindsight.services import permissions, roles
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.erasure import erase_traces
 from hindsight.services.memory_reads import MemoryReads
@@ -71,6 +71,26 @@ class ForgetPolicy:
         return "forget: " + "; ".join(parts)
 
 
+async def _still_allowed(
+    conn: Connection,
+    namespace: str,
+    memory_id: uuid.UUID,
+    role: Role,
+    actions: Sequence[permissions.Action],
+) -> None:
+    """The permission check again on the row locked in the write's transaction: a curator
+    may have verified the memory since it was first read, and the write must not land on
+    what is now vouched for."""
+    # a curator's only limit on these actions is a quarantined memory's status, and no
+    # stored memory becomes quarantined: nothing to re-check
+    if role.at_least(Role.CURATOR):
+        return
+    row = await store.get(conn, namespace, memory_id, lock=True)
+    if row is not None:
+        for action in actions:
+            permissions.require(role, action, permissions.states(row), str(memory_id))
+
+
 @dataclass(frozen=True)
 class Curation:
     settings: Settings
@@ -101,13 +121,15 @@ class Curation:
         )
         if what is not None:
             roles.require(role, Role.CURATOR, what)
-        if "status" in changes and (await self.memories.get(namespace, memory_id))["status"] == (
-            "quarantined"
-        ):
+        current = await self.memories.get(namespace, memory_id)
+        if "status" in changes and current["status"] == "quarantined":
             raise Conflict(
                 f"status: memory {memory_id} is quarantined; a curator approves or rejects it "
                 f"(POST .../memories/{memory_id}:approve or :reject)"
             )
+        actions = permissions.patch_actions(changes, self.settings.initial_confidence)
+        for action in actions:
+            permissions.require(role, action, permissions.states(current), str(memory_id))
         scrub = await scrubber(self.policies, namespace)
         changes = {
             name: scrub(name, value) if name in ("key", "value") else value
@@ -124,7 +146,6 @@ class Curation:
             else:
                 columns[name] = value
         if "mem_value" in columns or "mem_key" in columns:
-            current = await self.memories.get(namespace, memory_id)
             key = columns.get("mem_key", current["key"])
             value = columns.get("mem_value", current["value"])
             text = memory_text(key, value)
@@ -135,6 +156,7 @@ class Curation:
                 columns["confidence"] = self.settings.initial_confidence
 
         async def work(conn: Connection) -> dict[str, Any] | None:
+            await _still_allowed(conn, namespace, memory_id, role, actions)
             return await store.update(conn, namespace, memory_id, columns, actor=actor)
 
         try:
@@ -150,12 +172,19 @@ class Curation:
             raise NotFound(f"no memory {memory_id} in namespace {namespace!r}")
         return row
 
-    async def delete(self, namespace: str, memory_id: uuid.UUID, *, actor: str) -> None:
+    async def delete(
+        self, namespace: str, memory_id: uuid.UUID, *, actor: str, role: Role = Role.WRITER
+    ) -> None:
         """Erase the memory: a tombstone stays in its history, its values go everywhere."""
+        current = await self.memories.get(namespace, memory_id)
+        permissions.require(
+            role, permissions.Action.DELETE, permissions.states(current), str(memory_id)
+        )
         if self.recorder is not None:  # a buffered recall of it would be logged later
             await self.recorder.flush()
 
         async def work(conn: Connection) -> bool:
+            await _still_allowed(conn, namespace, memory_id, role, [permissions.Action.DELETE])
             texts = await erasure_store.history_texts(conn, [memory_id])
             deleted = await store.delete_many(conn, namespace, [memory_id], actor=actor)
             await erase_traces(conn, namespace, deleted, texts)
@@ -212,10 +241,15 @@ class Curation:
         )
 
     async def forget(
-        self, namespace: str, policy: ForgetPolicy, *, actor: str
+        self, namespace: str, policy: ForgetPolicy, *, actor: str, role: Role = Role.WRITER
     ) -> list[dict[str, Any]]:
-        """Archive (or delete) what the policy selects; permanent memories never. Returns
-        the memories selected; with `dry_run`, nothing changes."""
+        """Archive (or delete) what the policy selects; permanent memories never, and
+        verified ones only for a curator (`permissions`). Returns the memories selected;
+        with `dry_run`, nothing changes."""
+        spare_verified = (
+            permissions.decide(role, permissions.Action.FORGET, {permissions.State.VERIFIED})
+            is not permissions.Decision.ALLOW
+        )
         if (
             policy.max_confidence is None
             and policy.not_accessed_days is None
@@ -235,6 +269,7 @@ class Curation:
                 not_observed_days=policy.not_observed_days,
                 memory_types=list(policy.memory_types),
                 limit=policy.limit,
+                spare_verified=spare_verified,
                 occurred=MemoryFilter(
                     occurred_after=policy.occurred_after, occurred_before=policy.occurred_before
                 )

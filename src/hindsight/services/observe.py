@@ -27,6 +27,7 @@ from hindsight.services.policy import PolicyService
 from hindsight.services.redaction import scrubber
 from hindsight.services.roles import Role, vouching
 from hindsight.services.transactions import Writer
+from hindsight.services.trust import WRITER_CONFIDENCE_MAX
 from hindsight.stores import memories as store
 from hindsight.text import memory_text
 
@@ -115,6 +116,7 @@ class Observer:
             step=self.settings.reinforcement_step,
             actor=actor,
             then=then,
+            ceiling=1.0 if role.at_least(Role.CURATOR) else WRITER_CONFIDENCE_MAX,
         )
         batch.prepared = await self.claims(
             items, [batch.verdict(o, None).confidence for o in items]

@@ -96,6 +96,8 @@ class _Run:
     claims: list[store.NewClaim]  # a claim folded into its twin takes its key and value
     verdicts: list[Verdict] = field(default_factory=list)
     done: dict[int, Outcome] = field(default_factory=dict)  # by position in the batch
+    # the waiting claim a position joins instead of being held as a row of its own
+    rejoin: dict[int, uuid.UUID] = field(default_factory=dict)
 
 
 @dataclass
@@ -112,6 +114,9 @@ class ObserveBatch:
     exact_max: int
     step: float
     actor: str
+    # how high reinforcement may lift a confidence: a writer's repetitions stop short of
+    # certainty (`trust.WRITER_CONFIDENCE_MAX`)
+    ceiling: float = 1.0
     then: Callable[[Connection, list[Outcome]], Awaitable[None]] | None = None
     prepared: list[store.NewClaim] = field(default_factory=list)
 
@@ -172,8 +177,26 @@ class ObserveBatch:
             if current is not None and current["value"] == claim.value:
                 continue  # the live memory already says so: it is reinforced
             for w in held:
-                if (w["key"], w["value"]) == (claim.key, claim.value) and releases(
-                    self.trust, claim.source, w["source"]
+                if (w["key"], w["value"]) != (claim.key, claim.value):
+                    continue
+                if not self.curator and self.actor in w["actors"]:
+                    # the key that sent a waiting claim, sending it again under another
+                    # label, is the same evidence again: it joins the claim in the queue
+                    state.verdicts[p] = dataclasses.replace(
+                        v,
+                        reason=f"claim {w['id']} from this API key waits for review; "
+                        "the same key sending it again is not independent evidence",
+                    )
+                    state.rejoin[p] = w["id"]
+                    holding.append(p)
+                    break
+                if releases(
+                    self.trust,
+                    claim.source,
+                    w["source"],
+                    actor=self.actor,
+                    held_by=w["actors"],
+                    curator=self.curator,
                 ):
                     releasing[p] = w
                     held.remove(w)
@@ -222,6 +245,7 @@ class ObserveBatch:
                 [claims[p] for p in positions],
                 actor=self.actor,
                 step=self.step,
+                ceiling=self.ceiling,
             )
             by_key = {row["key"]: row for row in rows}
             for p in positions:
@@ -250,6 +274,7 @@ class ObserveBatch:
                 change="released",
                 reason=why,
                 step=self.step,
+                ceiling=self.ceiling,
             )
             assert freed is not None  # locked by `waiting`
             self._outcome(state, p, freed, "released", why)
@@ -271,7 +296,7 @@ class ObserveBatch:
                 actor=self.actor,
                 reason="quarantined: " + reason,
                 step=self.step,
-                again=again.get((c.key, c.value, c.source)),
+                again=state.rejoin.get(p) or again.get((c.key, c.value, c.source)),
             )
             again[(c.key, c.value, c.source)] = kept["id"]
             self._outcome(state, p, kept, "quarantined", reason)

@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from hindsight.config import POLICY_SETTINGS, Settings
 from hindsight.db.pool import Connection
-from hindsight.errors import InvalidInput
+from hindsight.errors import Forbidden, InvalidInput
+from hindsight.services.roles import Role
 from hindsight.stores import policies as store
 from hindsight.wire.policy import Policy
 
@@ -58,6 +59,48 @@ def effective(settings: Settings, stored: dict[str, Any]) -> Policy:
             f"({life.cold_after_days:g}); memories cool before they are archived"
         )
     return policy
+
+
+# how strict each redaction mode is: a namespace may be stricter than the server, not laxer
+_REDACTION_STRICTNESS = {"off": 0, "redact": 1, "reject": 2}
+
+
+def floors_lowered(settings: Settings, policy: Policy) -> list[str]:
+    """What in `policy` is laxer than the operator's settings (the floor a curator keeps):
+    the redaction mode and what it covers, the quarantine threshold, and a source (or the
+    default) the settings quarantine made trusted enough to pass it."""
+    out: list[str] = []
+    redaction, trust = policy.redaction, policy.trust
+    assert redaction is not None and trust is not None
+    mode = redaction.mode or settings.redaction
+    if _REDACTION_STRICTNESS[mode] < _REDACTION_STRICTNESS[settings.redaction]:
+        out.append(
+            f"redaction.mode: {mode!r} is laxer than the server's HINDSIGHT_REDACTION "
+            f"{settings.redaction!r}"
+        )
+    for kind, floor in (("email", settings.redact_email), ("phone", settings.redact_phone)):
+        if floor and getattr(redaction, kind) is False:
+            out.append(f"redaction.{kind}: the server's HINDSIGHT_REDACT_{kind.upper()} is on")
+    if trust.quarantine_below is not None and trust.quarantine_below < settings.quarantine_below:
+        out.append(
+            f"trust.quarantine_below: {trust.quarantine_below:g} is under the server's "
+            f"HINDSIGHT_QUARANTINE_BELOW {settings.quarantine_below:g}"
+        )
+    # raising a source the operator quarantines over the threshold lowers the floor as
+    # surely as lowering the threshold does
+    threshold = trust.quarantine_below if trust.quarantine_below is not None else 0.0
+    for name, level in sorted(settings.source_trust.items()):
+        if level < settings.quarantine_below and trust.of(name) >= threshold:
+            out.append(
+                f"trust.sources.{name}: {trust.of(name):g} lets through a source the server's "
+                f"HINDSIGHT_SOURCE_TRUST ({level:g}) quarantines"
+            )
+    if settings.trust_default < settings.quarantine_below and trust.of(None) >= threshold:
+        out.append(
+            f"trust.default: {trust.of(None):g} lets through what the server's "
+            f"HINDSIGHT_TRUST_DEFAULT ({settings.trust_default:g}) quarantines"
+        )
+    return out
 
 
 class PolicyService:
@@ -129,11 +172,20 @@ class PolicyService:
             self._remember(namespace, version, now, policy)
         return policy
 
-    async def put(self, namespace: str, document: Policy, *, actor: str) -> Policy:
+    async def put(
+        self, namespace: str, document: Policy, *, actor: str, role: Role = Role.ADMIN
+    ) -> Policy:
         """Replace the namespace's own fields with `document`'s; nothing stored if the
-        result is invalid."""
+        result is invalid, or if it lowers an operator's floor and `role` is not admin."""
         own = document.model_dump(exclude_none=True)
         policy = effective(self._settings, own)
+        if not role.at_least(Role.ADMIN):
+            below = floors_lowered(self._settings, policy)
+            if below:
+                raise Forbidden(
+                    "; ".join(below) + ": the server's settings are the operator's floor, "
+                    f"which only an admin may lower; this API key has the {role.value} role"
+                )
         async with self._pool.connection() as conn:
             await store.put(conn, namespace, own, actor=actor)
         self._puts += 1

@@ -64,7 +64,8 @@ class NewClaim:
     occurred_at: datetime | None = None
 
 
-# A re-observation of the same value reinforces: confidence rises by the step (capped at 1)
+# A re-observation of the same value reinforces: confidence rises by the step (capped at the
+# ceiling: 1, or under it for a writer's repetition, and never lowered by it)
 # and the count grows; ON CONFLICT serialises concurrent observers on the row lock and
 # re-reads the latest version, so no increment is lost. A different value supersedes: the
 # claim starts over at the initial confidence, and the trigger files the old value in history.
@@ -88,7 +89,8 @@ FROM unnest(%(ids)s::uuid[], %(keys)s::text[], %(values)s::text[], %(types)s::te
 WHERE {_ACTOR}
 ON CONFLICT (namespace, mem_key) WHERE live DO UPDATE SET
     confidence = CASE WHEN t.mem_value = excluded.mem_value
-                      THEN least(1, t.confidence + %(step)s) ELSE excluded.confidence END,
+                      THEN greatest(t.confidence, least(%(ceiling)s, t.confidence + %(step)s))
+                      ELSE excluded.confidence END,
     observation_count = CASE WHEN t.mem_value = excluded.mem_value
                              THEN t.observation_count + 1 ELSE 1 END,
     memory_type = CASE WHEN t.mem_value = excluded.mem_value
@@ -123,9 +125,16 @@ RETURNING t.id, t.mem_key AS key, (t.xmax = 0) AS created, t.confidence::float8 
 
 
 async def observe(
-    conn: Connection, namespace: str, claims: list[NewClaim], *, actor: str, step: float
+    conn: Connection,
+    namespace: str,
+    claims: list[NewClaim],
+    *,
+    actor: str,
+    step: float,
+    ceiling: float = 1.0,
 ) -> list[dict[str, Any]]:
     """Insert or reinforce or supersede each claim; keys must be distinct within the call.
+    Reinforcement lifts confidence by `step` up to `ceiling`, never lowers it.
 
     Rows come back in no particular order; match them up by key.
     """
@@ -133,6 +142,7 @@ async def observe(
         "ns": namespace,
         "actor": actor,
         "step": step,
+        "ceiling": ceiling,
         "ids": [c.id for c in claims],
         "keys": [c.key for c in claims],
         "values": [c.value for c in claims],
@@ -155,10 +165,12 @@ async def observe(
     return await cur.fetchall()
 
 
-async def get(conn: Connection, namespace: str, memory_id: uuid.UUID) -> dict[str, Any] | None:
+async def get(
+    conn: Connection, namespace: str, memory_id: uuid.UUID, *, lock: bool = False
+) -> dict[str, Any] | None:
     cur = await conn.execute(
         f"SELECT {MEMORY_COLUMNS} FROM long_term_memory m WHERE m.namespace = %s AND m.id = %s "
-        "AND (m.expires_at IS NULL OR m.expires_at > now())",
+        "AND (m.expires_at IS NULL OR m.expires_at > now())" + (" FOR UPDATE OF m" if lock else ""),
         (namespace, memory_id),
     )
     return await cur.fetchone()
@@ -232,11 +244,14 @@ async def forgettable(
     memory_types: list[str],
     limit: int,
     occurred: MemoryFilter | None = None,
+    spare_verified: bool = False,
 ) -> list[dict[str, Any]]:
     """Active, non-permanent memories a forgetting policy selects, least valuable first
-    (`occurred`: only those its occurred_* bounds hold)."""
+    (`occurred`: only those its occurred_* bounds hold; `spare_verified`: not verified)."""
     params: dict[str, Any] = {"ns": namespace, "limit": limit}
     where = ["m.namespace = %(ns)s", LIVE_BY_STATUS, "NOT m.permanent"]
+    if spare_verified:
+        where.append("NOT m.verified")
     if occurred is not None:
         bounds = MemoryFilter(
             occurred_after=occurred.occurred_after,

@@ -32,7 +32,8 @@ async def live_rows(conn: Connection, namespace: str, keys: list[str]) -> dict[s
     """The live (active or cold) memory of each key, locked in key order: what a claim
     would supersede, with its verified flag and source."""
     cur = await conn.execute(
-        "SELECT m.id, m.mem_key AS key, m.mem_value AS value, m.verified, m.source "
+        "SELECT m.id, m.mem_key AS key, m.mem_value AS value, m.verified, m.permanent, "
+        "m.source "
         "FROM long_term_memory m WHERE m.namespace = %s AND m.mem_key = ANY(%s) "
         "AND m.live ORDER BY m.mem_key FOR UPDATE",
         (namespace, sorted(set(keys))),
@@ -41,9 +42,12 @@ async def live_rows(conn: Connection, namespace: str, keys: list[str]) -> dict[s
 
 
 async def waiting(conn: Connection, namespace: str, keys: list[str]) -> list[dict[str, Any]]:
-    """Quarantined claims of these keys, oldest first, locked."""
+    """Quarantined claims of these keys, oldest first, locked, with every key (actor)
+    that sent each."""
     cur = await conn.execute(
-        "SELECT m.id, m.mem_key AS key, m.mem_value AS value, m.source "
+        "SELECT m.id, m.mem_key AS key, m.mem_value AS value, m.source, "
+        "ARRAY(SELECT DISTINCT h.actor FROM memory_history h WHERE h.namespace = m.namespace "
+        "AND h.memory_id = m.id AND h.actor IS NOT NULL) AS actors "
         "FROM long_term_memory m WHERE m.namespace = %s AND m.mem_key = ANY(%s) "
         "AND m.quarantined ORDER BY m.id FOR UPDATE",
         (namespace, sorted(set(keys))),
@@ -122,6 +126,7 @@ async def activate(
     change: str,
     reason: str,
     step: float | None = None,
+    ceiling: float = 1.0,
 ) -> dict[str, Any] | None:
     """Make a quarantined claim the live memory of its key (None: no such claim). The live
     memory it replaces is archived, its history saying by what. `step`: the activation is
@@ -144,7 +149,7 @@ async def activate(
     await _say(conn, actor, reason, change)
     seen = (
         ", observation_count = m.observation_count + 1, last_observed = now(), "
-        "confidence = least(1, m.confidence + %(step)s)"
+        "confidence = greatest(m.confidence, least(%(ceiling)s, m.confidence + %(step)s))"
         if step is not None
         else ""
     )
@@ -152,7 +157,7 @@ async def activate(
         f"UPDATE long_term_memory m SET status = 'active', updated_at = now(), "
         f"changed_by = %(actor)s{seen} WHERE m.namespace = %(ns)s AND m.id = %(id)s "
         f"RETURNING {MEMORY_COLUMNS}",
-        {"actor": actor, "ns": namespace, "id": memory_id, "step": step},
+        {"actor": actor, "ns": namespace, "id": memory_id, "step": step, "ceiling": ceiling},
     )
     row = await cur.fetchone()
     await _say(conn)

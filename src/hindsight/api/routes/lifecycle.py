@@ -32,7 +32,7 @@ async def put_policy(
 ) -> Policy:
     """Replace the namespace's own policy fields (those not sent take the defaults);
     answers the policy now in force. An invalid policy is a 422 naming the field."""
-    return await core.policies.put(namespace, body, actor=principal.name)
+    return await core.policies.put(namespace, body, actor=principal.name, role=principal.role)
 
 
 @router.post("/recalls/{recall_id}/feedback", response_model=FeedbackOut)

@@ -161,7 +161,7 @@ async def delete_memory(
     memory_id: uuid.UUID, namespace: WritableNamespaceDep, principal: PrincipalDep, core: CoreDep
 ) -> Response:
     """Delete a memory; its history (ending with a `deleted` entry) is kept."""
-    await core.curation.delete(namespace, memory_id, actor=principal.name)
+    await core.curation.delete(namespace, memory_id, actor=principal.name, role=principal.role)
     return Response(status_code=204)
 
 
@@ -222,7 +222,7 @@ async def forget(
         occurred_after=body.occurred_after,
         occurred_before=body.occurred_before,
     )
-    rows = await core.curation.forget(namespace, policy, actor=principal.name)
+    rows = await core.curation.forget(namespace, policy, actor=principal.name, role=principal.role)
     return ForgetOut(
         dry_run=body.dry_run,
         action=body.action,

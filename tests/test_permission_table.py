@@ -1,0 +1,191 @@
+"""The permission table (`hindsight.services.permissions`) checked against the service:
+every memory-changing endpoint × role × memory state, over HTTP, and a few MCP tools,
+each answer compared with what the table says. The README prints the same table."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from hindsight.services.permissions import TABLE, Action, Decision, State, markdown
+from hindsight.services.roles import Role
+from tests.conftest import Api
+from tests.support.servers import ThreadServer
+from tests.test_mcp import ToolFailed, call, over_http, run
+from tests.test_roles import make_key
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_the_readme_prints_the_table() -> None:
+    text = README.read_text()
+    assert markdown() in text, "README's permission table differs: paste permissions.markdown()"
+
+
+def test_the_table_covers_every_role_action_and_state() -> None:
+    for role, action, state in itertools.product(Role, Action, State):
+        assert isinstance(TABLE[role][action][state], Decision)
+    # what the issue asked for, read off the table
+    w = TABLE[Role.WRITER]
+    for action in (Action.EDIT, Action.EXPIRE, Action.ARCHIVE, Action.DELETE):
+        assert w[action][State.VERIFIED] is Decision.REFUSE
+        assert w[action][State.PERMANENT] is Decision.REFUSE
+    assert w[Action.SUPERSEDE][State.VERIFIED] is Decision.REVIEW
+    assert all(d is Decision.REFUSE for d in w[Action.VOUCH].values())
+
+
+# --- making a memory in each state ------------------------------------------------------
+
+
+def make(admin: Api, state: State) -> dict[str, Any]:
+    """A fresh memory in `state`, with a key of its own, made by the admin."""
+    key = f"t.{state.value}.{uuid.uuid4().hex[:10]}"
+    claim: dict[str, Any] = {"key": key, "value": f"value of {key}"}
+    if state is State.VERIFIED:
+        claim["verified"] = True
+    elif state is State.PERMANENT:
+        claim["permanent"] = True
+    elif state is State.QUARANTINED:
+        claim["source"] = "web"
+    elif state is State.EXPIRING:
+        claim["ttl_seconds"] = 3600
+    (m,) = admin.observe(claim)
+    if state is State.ARCHIVED:
+        r = admin.client.patch(f"{admin.base}/memories/{m['id']}", json={"status": "archived"})
+        assert r.status_code == 200, r.text
+    row = admin.get(m["id"])
+    assert row["status"] == (
+        "quarantined"
+        if state is State.QUARANTINED
+        else "archived"
+        if state is State.ARCHIVED
+        else "active"
+    )
+    return row
+
+
+# --- each action as an HTTP call, and what its answer means ------------------------------
+
+Call = Callable[[Api, dict[str, Any]], httpx.Response]
+
+
+def _patch(body: dict[str, Any]) -> Call:
+    return lambda a, m: a.client.patch(f"{a.base}/memories/{m['id']}", json=body)
+
+
+def _observe(same: bool) -> Call:
+    def go(a: Api, m: dict[str, Any]) -> httpx.Response:
+        value = m["value"] if same else m["value"] + " (another)"
+        return a.client.post(f"{a.base}/memories", json={"key": m["key"], "value": value})
+
+    return go
+
+
+CALLS: dict[Action, Call] = {
+    Action.REINFORCE: _observe(same=True),
+    Action.SUPERSEDE: _observe(same=False),
+    Action.EDIT: _patch({"value": "edited"}),
+    Action.ANNOTATE: _patch({"tags": ["seen"]}),
+    Action.LOWER_CONFIDENCE: _patch({"confidence": 0.1}),
+    Action.EXPIRE: _patch({"ttl_seconds": 60}),
+    Action.ARCHIVE: _patch({"status": "archived"}),
+    Action.RESTORE: _patch({"status": "active"}),
+    Action.DELETE: lambda a, m: a.client.delete(f"{a.base}/memories/{m['id']}"),
+    Action.FORGET: lambda a, m: a.client.post(
+        f"{a.base}/memories:forget", json={"max_confidence": 1.0, "dry_run": True}
+    ),
+    Action.VOUCH: _patch({"verified": True}),
+    Action.REVIEW: lambda a, m: a.client.post(f"{a.base}/memories/{m['id']}:approve"),
+}
+
+
+def answer(action: Action, r: httpx.Response, m: dict[str, Any]) -> Decision:
+    """The decision a response shows."""
+    if r.status_code == 403:
+        assert "needs the" in r.json()["error"]["message"], r.text
+        return Decision.REFUSE
+    if r.status_code == 409:
+        return Decision.CONFLICT
+    assert r.status_code in (200, 201, 204), r.text
+    if action is Action.FORGET:  # a forgetting policy passes over what it may not select
+        selected = {x["id"] for x in r.json()["memories"]}
+        return Decision.ALLOW if m["id"] in selected else Decision.REFUSE
+    if action in (Action.REINFORCE, Action.SUPERSEDE):
+        outcome = r.json()["outcome"]
+        return Decision.REVIEW if outcome == "quarantined" else Decision.ALLOW
+    return Decision.ALLOW
+
+
+@pytest.fixture
+def role_apis(server: ThreadServer, migrated: str, ns: str) -> Iterator[dict[Role, Api]]:
+    apis = {
+        role: Api.at(server.url, ns, make_key(migrated, role, None if role is Role.ADMIN else [ns]))
+        for role in Role
+    }
+    yield apis
+    for a in apis.values():
+        a.client.close()
+
+
+@pytest.mark.parametrize("role", list(Role), ids=[r.value for r in Role])
+def test_every_endpoint_answers_as_the_table_says(
+    role: Role, role_apis: dict[Role, Api], api: Api
+) -> None:
+    caller = role_apis[role]
+    wrong = []
+    for action, state in itertools.product(Action, State):
+        m = make(api, state)
+        got = answer(action, CALLS[action](caller, m), m)
+        expected = TABLE[role][action][state]
+        if got is not expected:
+            wrong.append(f"{role.value} {action.value} on {state.value}: {got}, table {expected}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_mcp_tools_follow_the_table(
+    role_apis: dict[Role, Api], api: Api, server: ThreadServer
+) -> None:
+    """observe, memory_update and memory_delete are REST calls with the caller's key: a
+    writer's are refused or held exactly where REST's are."""
+    writer_key = role_apis[Role.WRITER].client.headers["Authorization"].split()[1]
+    ns = api.ns
+    vouched = make(api, State.VERIFIED)
+    plain = make(api, State.ACTIVE)
+
+    async def go() -> None:
+        async with over_http(server.url, writer_key) as client:
+            held = await call(client, "observe", key=vouched["key"], value="mine now", namespace=ns)
+            assert held["outcome"] == "quarantined", held
+            for tool, arguments in (
+                ("memory_update", {"value": "mine now"}),
+                ("memory_update", {"status": "archived"}),
+                ("memory_delete", {}),
+            ):
+                with pytest.raises(ToolFailed, match="needs the curator role"):
+                    await call(client, tool, memory_id=vouched["id"], namespace=ns, **arguments)
+            done = await call(
+                client, "memory_update", memory_id=plain["id"], value="edited", namespace=ns
+            )
+            assert done["value"] == "edited"
+
+    run(go)
+    after = api.get(vouched["id"])
+    assert (after["value"], after["status"], after["verified"]) == (
+        vouched["value"],
+        "active",
+        True,
+    )
+
+
+def test_readme_table_shape() -> None:
+    rows = [
+        ln for ln in markdown().splitlines() if re.match(r"\| (reader|writer|curator|admin) ", ln)
+    ]
+    assert len(rows) == len(Role) * len(Action)
