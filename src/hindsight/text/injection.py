@@ -25,7 +25,7 @@ _INSTRUCTION = re.compile(
     r"\b(?:ignore|disregard|forget|override|bypass|abandon|discard)\s+"
     r"(?:(?:all|any|every|of|the|these|those|my|your|its|safety|system|original|initial)\s+)*"
     r"(?:(?:previous|prior|above|earlier|preceding|foregoing)\s+"
-    r"(?:(?:and|or|all|any|the|your|system|safety)\s+)*"
+    r"(?:(?:and|or|all|any|the|your|system|safety|previous|prior|above|earlier)\s+)*"
     r"(?:instructions?|prompts?|messages?|rules?|directions?|directives?|guidelines?|commands?"
     r"|orders?|context|conversation|constraints?|policies|polic(?:y|ies)|guidance|text)"
     r"|(?:your|all|the\s+system|system|safety)\s+(?:safety\s+)?"
