@@ -1,8 +1,12 @@
 """Secrets and personal data never reach storage or a provider.
 
-One redactor (`hindsight.text.secrets`) is applied to memory keys and values, step contents
-and summaries, recall queries, restored exports, and every text sent to an embedding, rerank or LLM
-endpoint. Its mode is per namespace (the policy's `redaction` section, defaulting to
+One redactor (`hindsight.text.secrets`) is applied to every stored text field: memory keys,
+values, sources, tags and metadata (keys and string values, nested), step contents, summaries
+and metadata, recall queries and tag filters, restored exports, and every text sent to an
+embedding, rerank or LLM endpoint. An idempotency key is refused rather than redacted
+(two different keys must not become one), in every mode but `off`.
+
+The mode is per namespace (the policy's `redaction` section, defaulting to
 HINDSIGHT_REDACTION): `redact` replaces each finding with `[REDACTED:kind]`, `reject`
 refuses the write with 422 naming the field and the kind (nothing is stored), `off` leaves
 text alone. Text bound for a provider is redacted again by the server's own setting, as a
@@ -11,9 +15,10 @@ last line that a namespace cannot lower.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -22,6 +27,7 @@ from hindsight.embeddings.base import Embedder, Vector
 from hindsight.errors import InvalidInput
 from hindsight.llm.base import LLM
 from hindsight.rerank.base import Reranker
+from hindsight.services.observing import Observation
 from hindsight.services.policy import PolicyService
 from hindsight.text.secrets import Redactor, redactor
 from hindsight.wire.policy import RedactionPolicy
@@ -68,6 +74,60 @@ class Scrubber:
 
     def optional(self, field: str, text: str | None) -> str | None:
         return None if text is None else self(field, text)
+
+    def strings(self, field: str, texts: Sequence[str]) -> list[str]:
+        return [self(f"{field}[{i}]", t) for i, t in enumerate(texts)]
+
+    def json(self, field: str, value: Any) -> Any:
+        """Metadata: every string in it, keys included, at any depth. Numbers and flags
+        cannot hold a secret the redactor would recognise, so they pass untouched."""
+        if self.mode == "off":
+            return value
+        if isinstance(value, str):
+            return self(field, value)
+        if isinstance(value, dict):
+            return {self(f"{field}.{k}", k): self.json(f"{field}.{k}", v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.json(f"{field}[{i}]", v) for i, v in enumerate(value)]
+        return value
+
+    def refuse(self, field: str, text: str | None) -> str | None:
+        """For a field whose identity matters (an idempotency key): a secret in it is refused
+        in redact mode too, since two keys redacted alike would replay each other's step."""
+        if self.mode == "off" or not text:
+            return text
+        findings = self._redactor.find(text)
+        if findings:
+            kinds = sorted({f.kind for f in findings})
+            raise InvalidInput(
+                f"{field}: holds what looks like {' and '.join(kinds)}; send a key without it "
+                "(nothing was stored)",
+                details={"field": field, "kinds": kinds},
+            )
+        return text
+
+    def observations(
+        self, items: Sequence[Observation]
+    ) -> tuple[list[Observation], list[dict[str, int]]]:
+        """Observations with every text field cleaned (key, value, source, tags, metadata),
+        and what was redacted from each (or 422 in reject mode, naming the item's field)."""
+        cleaned: list[Observation] = []
+        counts: list[dict[str, int]] = []
+        for i, o in enumerate(items):
+            before = Counter(self.counts)
+            at = f"memories[{i}]"
+            cleaned.append(
+                dataclasses.replace(
+                    o,
+                    key=self(f"{at}.key", o.key),
+                    value=self(f"{at}.value", o.value),
+                    source=self.optional(f"{at}.source", o.source),
+                    tags=self.strings(f"{at}.tags", o.tags),
+                    metadata=self.json(f"{at}.metadata", o.metadata),
+                )
+            )
+            counts.append(dict(self.counts - before))
+        return cleaned, counts
 
     def quietly(self, text: str) -> str:
         """For what the service writes itself (summaries a job made): redacted unless the
