@@ -12,7 +12,9 @@ so a zero-width space left inside it does not hide a miss). Ordinary text: the r
 evaluation's generated sets (keys, values and questions) and the real dialogues and memories
 of `../shared/data/madial-dev` (every utterance without its `<Speaker>:` label, every
 memory event); a text counts as a false
-positive when the redactor changes it at all, or when it gets an injection marker. Cost: CPU
+positive when the redactor changes it at all, or when it gets an injection marker. Code
+lines of two installed libraries (httpx, starlette) are a set of their own: code assigns to
+`token` and `password` names all the time. Cost: CPU
 time (process_time) per text, mean over ROUNDS passes, with the default rules (no e-mail or
 phone). Results: benchmarks/results/redaction.md.
 """
@@ -181,6 +183,19 @@ def ordinary_sets(names: tuple[str, ...]) -> dict[str, list[str]]:
             sets[f"madial-{lang} memory"] = [
                 m["event"] for line in f for m in json.loads(line).values()
             ]
+    # code, which agents store too and which assigns to `token`/`password` names all the
+    # time: every non-blank line of two installed libraries (httpx, starlette)
+    import httpx
+    import starlette
+
+    code = [
+        line.strip()
+        for package in (httpx, starlette)
+        for path in sorted(Path(package.__file__).parent.rglob("*.py"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    sets["code lines (httpx, starlette)"] = code
     return sets
 
 
@@ -208,6 +223,9 @@ def near_misses() -> list[str]:
         lambda: f"密码长度至少{rng.randint(6, 12)}位",
         lambda: "她把令牌放在抽屉里了",
         lambda: "Password: stored in the team vault",
+        lambda: "PWD=/home/ada/project",
+        lambda: "token = token.strip()",
+        lambda: "api_key = settings.embedding_api_key",
         lambda: f"order {rng.randint(1000, 9999)} {rng.randint(1000, 9999)} shipped",
     ]
     return [rng.choice(templates)() for _ in range(400)]
@@ -341,15 +359,15 @@ def main() -> None:
     n_all = sum(r[1] for r in fp_rows)
     sums = [sum(r[i] for r in fp_rows) for i in range(2, 6)]
     out.append(
-        f"| **all** | {n_all} | "
-        + " | ".join(f"{s} ({s / n_all:.2%})" for s in sums)
-        + " |"
+        f"| **all** | {n_all} | " + " | ".join(f"{s} ({s / n_all:.2%})" for s in sums) + " |"
     )
     out += [
         "",
         "The near misses are written by the same hand as the rules, so 0 there is a "
-        "regression check, not evidence; the other sets were not looked at while writing "
-        "the rules, but rarely mention secrets at all.",
+        "regression check, not evidence. The code lines of httpx were looked at while "
+        "writing the rule that lets code values pass (`token = token.strip()`), so they are "
+        "not held out either; the conversation and madial-dev sets were not looked at, but "
+        "rarely mention secrets at all.",
     ]
     out += ["", "## CPU per text (µs, process_time)", "", "| what | before | after |"]
     out.append("| --- | ---: | ---: |")

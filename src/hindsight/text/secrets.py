@@ -93,8 +93,15 @@ def _looks_like_password(value: str) -> bool:
 
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:\$|<|%|\{|\[REDACTED|\*+$|x+$|\.+$|true$|false$|null$|none$|nil$|yes$|no$"
-    r"|required$|optional$|empty$|hidden$|redacted$|masked$|undefined$)"
+    r"|required$|optional$|empty$|hidden$|redacted$|masked$|undefined$|.*(?:\.\.\.|…)$)"
 )
+# a value that is code, not a secret: an attribute, a call, an index, a variable with an
+# underscore (`token = token.strip()`, `api_key=settings.api_key`, `password=auth[1]`)
+_CODE = re.compile(r"^[A-Za-z_]+(?:[._][A-Za-z_]\w*|[\w.]*[(\[)])")
+
+
+def _zh_value(value: str) -> bool:
+    return any(c.isalnum() for c in value) and _looks_like_password(value)
 
 
 def _assigned(m: re.Match[str]) -> bool:
@@ -105,6 +112,10 @@ def _assigned(m: re.Match[str]) -> bool:
         return False
     if m.group("kw").lower() == "token" and value.isdigit():
         return False  # a token count (`max_token=512`), not a token
+    if m.group("kw").lower() == "pwd" and value[0] in "/~":
+        return False  # the shell's working directory (`PWD=/home/ada`)
+    if m.group("bare") is not None and _CODE.match(value):
+        return False
     if m.group("bare") is None or m.group("sep") != ":":
         return True
     return _looks_like_password(value) or len(value) >= 16
@@ -240,10 +251,10 @@ SECRET_RULES: tuple[_Rule, ...] = (
         # then an ASCII value that is not a plain word; a trailing , . ; : is punctuation
         re.compile(
             r"(?:密码|口令|密钥|秘钥|令牌|验证码)\s*(?:是|为|就是|:|=)?\s*[\"'“]?"
-            r"([!-~]*?[^\s,.;:\"'\u0080-\U0010ffff])(?=[,.;:\"'”]*(?:[^!-~]|\Z))"
+            r"([!-~]{3,63}?[^\s,.;:\"'\u0080-\U0010ffff])(?=[,.;:\"'”]*(?:[^!-~]|\Z))"
         ),
         group=1,
-        check=_looks_like_password,
+        check=_zh_value,
     ),
     _Rule(
         "card_number",
