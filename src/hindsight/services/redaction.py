@@ -29,6 +29,7 @@ from hindsight.llm.base import LLM
 from hindsight.rerank.base import Reranker
 from hindsight.services.observing import Observation
 from hindsight.services.policy import PolicyService
+from hindsight.text.injection import describe, markers
 from hindsight.text.secrets import Redactor, redactor
 from hindsight.wire.policy import RedactionPolicy
 
@@ -116,9 +117,17 @@ class Scrubber:
         for i, o in enumerate(items):
             before = Counter(self.counts)
             at = f"memories[{i}]"
+            # the trust check reads key and value; an instruction planted in a tag or in
+            # metadata reaches an agent's prompt as well (MCP hands them over), so it makes
+            # the claim a suspect and it waits for review like one from a marked message
+            found = markers(o.source or "", *o.tags, *_strings(o.metadata))
+            suspect = o.suspect
+            if found and suspect is None:
+                suspect = describe(found) + " in its source, tags or metadata"
             cleaned.append(
                 dataclasses.replace(
                     o,
+                    suspect=suspect,
                     key=self(f"{at}.key", o.key),
                     value=self(f"{at}.value", o.value),
                     source=self.optional(f"{at}.source", o.source),
@@ -150,6 +159,16 @@ class Scrubber:
             cleaned.append((self(f"memories[{i}].key", key), self(f"memories[{i}].value", value)))
             counts.append(dict(self.counts - before))
         return cleaned, counts
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (k, *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 class RedactingEmbedder:
