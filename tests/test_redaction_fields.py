@@ -4,6 +4,7 @@ idempotency keys and recall filters, and the configuration forms are refused in 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -125,3 +126,22 @@ def test_injection_markers_in_other_fields_hold_the_claim_for_review(
     (m,) = api.observe({"key": "user.note", "value": "likes tea", **memory})
     assert m["outcome"] == "quarantined", m
     assert "prompt-injection markers" in m["reason"] and "tags or metadata" in m["reason"]
+
+
+def test_consolidation_does_not_carry_a_secret_from_step_metadata(api: Api) -> None:
+    mark = {"key": "deploy.db", "value": f"DB_PASSWORD={PW}", "tags": ["ops", f"t {GHP}"]}
+    api.append("c1", "deploy notes", metadata={"memory": mark})
+    r = api.client.post(f"{api.base}/sessions/c1:end")
+    assert r.status_code == 200, r.text
+    job_id = r.json()["consolidation"]["job_id"]
+    deadline = time.monotonic() + 20
+    while api.client.get(f"{api.base}/jobs/{job_id}").json()["status"] not in (
+        "succeeded",
+        "failed",
+    ):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    page = api.client.get(f"{api.base}/memories", params={"limit": 100}).json()
+    (m,) = [m for m in page["memories"] if m["key"] == "deploy.db"]
+    assert "ops" in m["tags"]
+    assert GHP not in json.dumps(m) and PW not in json.dumps(m)
