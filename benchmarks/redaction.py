@@ -144,6 +144,19 @@ def secret_corpus() -> list[tuple[str, str, str]]:
         for sep in (" ", "-", ".", ""):
             items.append((f"card/sep {sep or 'none'!r}", f"card {sep.join(groups)} exp 12/29", ""))
         items.append(("cli/mysql -p", f"mysql -u root -p{pw} prod", pw))
+    # formats the rules were not written for (added after them, left untuned): how the
+    # redactor does on what nobody listed
+    for _ in range(10):
+        pw = _password()
+        items.append(("unseen/.netrc", f"machine api.example.com login ada password {pw}", pw))
+        key = base64.b64encode(_s(48).encode()).decode()
+        azure = f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={key};"
+        items.append(("unseen/Azure connection string", azure, key))
+        bot = f"{rng.randint(10**8, 10**9)}:AA{_s(33)}"
+        items.append(("unseen/Telegram bot token", f"bot token {bot}", bot))
+        items.append(("unseen/.pgpass line", f"db.example.com:5432:prod:app:{pw}", pw))
+        items.append(("unseen/pass: value", f"user: ada\npass: {pw}", pw))
+        items.append(("unseen/PIN", f"my bank PIN is {rng.randint(1000, 9999)}", ""))
     # the secret of generated-value items without a fixed one: the value after the cue
     fixed: list[tuple[str, str, str]] = []
     for family, text, secret in items:
@@ -368,6 +381,10 @@ def main() -> None:
         "writing the rule that lets code values pass (`token = token.strip()`), so they are "
         "not held out either; the conversation and madial-dev sets were not looked at, but "
         "rarely mention secrets at all.",
+        "",
+        "The secret corpus was built alongside the rules (every family but `unseen/` was a "
+        "target), so its rate says the listed formats are caught, not that others are; the "
+        "`unseen/` families were added after the rules and left untuned.",
     ]
     out += ["", "## CPU per text (µs, process_time)", "", "| what | before | after |"]
     out.append("| --- | ---: | ---: |")

@@ -99,6 +99,7 @@ CONFIG_FORMS = [
     ("我的密码是 Hunter2!", "Hunter2"),
     ("数据库密码 P@ssw0rd123", "P@ssw0rd123"),
     ("token: abc123def456ghi789jkl", "abc123def456ghi789jkl"),
+    ("mysql -u root -pS3cret-Pw prod", "S3cret-Pw"),
 ]
 
 
@@ -151,6 +152,7 @@ MORE_ORDINARY = [
     "tokens: 1500",
     "passwordless: true",
     "PWD=/home/ada/project OLDPWD=~/src",
+    "mysql -u root -p -P 3306 -h db prod",
     "token = token.strip()",
     "api_key = settings.embedding_api_key",
     "return BasicAuth(username=auth[0], password=auth[1])",

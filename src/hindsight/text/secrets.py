@@ -220,6 +220,17 @@ SECRET_RULES: tuple[_Rule, ...] = (
         check=_basic_auth,
     ),
     _Rule(
+        "password",
+        ("mysql",),
+        # the MySQL clients take the password glued to -p (`mysql -u root -pS3cret`); a
+        # bare -p prompts for it, and -P is the port
+        re.compile(
+            r"(?i:\bmysql(?:dump|admin|sh)?)\b[^\n|;&]{0,200}?\s-p(?=\S)"
+            r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)"
+        ),
+        group=1,
+    ),
+    _Rule(
         "url_password",
         ("://",),
         re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@]{1,100}:([^\s@/]{1,200})@"),
