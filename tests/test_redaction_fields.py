@@ -90,6 +90,7 @@ def test_reject_mode_refuses_configuration_forms(
         ("memories[0].source", {"source": f"agent {GHP}"}),
         ("memories[0].tags[1]", {"tags": ["ok", GHP]}),
         ("memories[0].metadata.env", {"metadata": {"env": f"DB_PASSWORD={PW}"}}),
+        ("memories[0].metadata.a (a key)", {"metadata": {"a": {GHP: [1]}}}),
     ],
 )
 def test_reject_mode_refuses_secrets_in_every_field(

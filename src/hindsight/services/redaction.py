@@ -87,7 +87,12 @@ class Scrubber:
         if isinstance(value, str):
             return self(field, value)
         if isinstance(value, dict):
-            return {self(f"{field}.{k}", k): self.json(f"{field}.{k}", v) for k, v in value.items()}
+            cleaned: dict[str, Any] = {}
+            for k, v in value.items():
+                # the error names the field: a key that is a secret must not name itself
+                key = self(f"{field} (a key)", k)
+                cleaned[key] = self.json(f"{field}.{key}", v)
+            return cleaned
         if isinstance(value, list):
             return [self.json(f"{field}[{i}]", v) for i, v in enumerate(value)]
         return value
