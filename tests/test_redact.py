@@ -84,3 +84,91 @@ def test_luhn_and_marker_counts() -> None:
         "jwt": 2,
         "email": 1,
     }
+
+
+# issue 31: configuration forms, obfuscations, Chinese cue words
+CONFIG_FORMS = [
+    ("DB_PASSWORD=Tr0ub4dor&3", "Tr0ub4dor&3"),
+    ("export PGPASSWORD=pgS3cret-2026", "pgS3cret-2026"),
+    ("SECRET_KEY=django-insecure-7x$k2!q9@wz#f0", "django-insecure-7x$k2!q9@wz#f0"),
+    ("MYSQL_ROOT_PASSWORD: R00tPassw0rd", "R00tPassw0rd"),
+    ('{"db_password": "correct horse 9"}', "correct horse 9"),
+    ('password = "two words here"', "two words here"),
+    ("password => 'RubyS3cret9'", "RubyS3cret9"),
+    ("Authorization: Basic YWRtaW46czNjcjN0LXB3", "YWRtaW46czNjcjN0LXB3"),
+    ("我的密码是 Hunter2!", "Hunter2"),
+    ("数据库密码 P@ssw0rd123", "P@ssw0rd123"),
+    ("token: abc123def456ghi789jkl", "abc123def456ghi789jkl"),
+    ("mysql -u root -pS3cret-Pw prod", "S3cret-Pw"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), CONFIG_FORMS)
+def test_configuration_forms_and_chinese_cues_are_caught(text: str, secret: str) -> None:
+    cleaned, counts = redactor().redact(text)
+    assert counts, text
+    assert secret not in cleaned, cleaned
+
+
+AKIA = "AKIAIOSFODNN7EXAMPLE"
+GHP = "ghp_" + "a1B2c3D4e5" * 4
+OBFUSCATED = [
+    ("key " + "ＡＫＩＡＩＯＳＦＯＤＮＮ７ＥＸＡＭＰＬＥ" + " here", "aws_access_key"),
+    ("key AKIA\u200bIOSFODNN7EXAMPLE here", "aws_access_key"),
+    ("key AKIA\u00adIOSFODNN7\u200cEXAMPLE here", "aws_access_key"),
+    ("tok ghp_\u200b" + GHP[4:] + " done", "github_token"),
+    ("tok gh\u00adp_" + GHP[4:] + " done", "github_token"),
+    ("myAKIAIOSFODNN7EXAMPLE", "aws_access_key"),
+    ("card 4111.1111.1111.1111 exp 12/29", "card_number"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), OBFUSCATED)
+def test_obfuscated_tokens_are_caught_and_leave_nothing(text: str, kind: str) -> None:
+    cleaned, counts = redactor().redact(text)
+    assert counts == {kind: 1}, cleaned
+    # the span maps back onto the original: invisible characters inside the token go with it,
+    # the text around it is kept as sent
+    assert f"[REDACTED:{kind}]" in cleaned
+    for ch in "\u200b\u00ad\u200c":
+        assert ch not in cleaned
+    assert "IOSFODNN" not in cleaned and "ＩＯＳＦ" not in cleaned and "a1B2c3" not in cleaned
+    assert "1111" not in cleaned
+    prefix = text.split(" ")[0]
+    if prefix != text:
+        assert cleaned.startswith(prefix + " ")
+
+
+def test_the_map_back_keeps_invisible_characters_outside_a_finding() -> None:
+    text = "fam\u200cily note\u00ad: AKIA\u200bIOSFODNN7EXAMPLE，ok"
+    cleaned, _ = redactor().redact(text)
+    assert cleaned == "fam\u200cily note\u00ad: [REDACTED:aws_access_key]，ok"
+
+
+MORE_ORDINARY = [
+    "I forgot my password",
+    "I forgot my password again, reset it please",
+    "max_tokens=1500 and temperature=0.2",
+    "tokens: 1500",
+    "passwordless: true",
+    "PWD=/home/ada/project OLDPWD=~/src",
+    "mysql -u root -p -P 3306 -h db prod",
+    "token = token.strip()",
+    "api_key = settings.embedding_api_key",
+    "return BasicAuth(username=auth[0], password=auth[1])",
+    'Hindsight("http://127.0.0.1:8080", api_key="hs_...")',
+    '_ZH = ("密码", "口令", "令牌", "验证码")',
+    "Password: see the vault",
+    "DB_PASSWORD=${DB_PASSWORD}",
+    "pi is 3.14159265358979323",
+    "version 1.2.3.4 released",
+    "Basic authentication is enabled on the admin page",
+    "我忘记密码了，怎么办？",
+    "密码错误，请重试",
+    "the secret ingredient is love",
+]
+
+
+@pytest.mark.parametrize("text", MORE_ORDINARY)
+def test_ordinary_mentions_without_a_value_pass(text: str) -> None:
+    assert redactor().redact(text) == (text, {})

@@ -158,10 +158,8 @@ class BulkImporter:
         """Secrets redacted (or refused) as in any other write: COPY skips the observe path."""
         o = item.observation
         scrub = await scrubber(self._observer.policies, item.namespace)
-        ((key, value),), _ = scrub.claims([(o.key, o.value)])
-        if (key, value) == (o.key, o.value):
-            return item
-        return replace(item, observation=replace(o, key=key, value=value))
+        (cleaned,), _ = scrub.observations([o])
+        return item if cleaned == o else replace(item, observation=cleaned)
 
     async def run(
         self,

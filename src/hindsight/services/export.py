@@ -175,6 +175,12 @@ def _scrubbed(item: dict[str, Any], scrub: Scrubber) -> dict[str, Any]:
     if item["type"] == "memory":
         item["key"] = scrub("key", item["key"])
         item["value"] = scrub("value", item["value"])
+        if item.get("source") is not None:
+            item["source"] = scrub("source", item["source"])
+        if item.get("tags"):
+            item["tags"] = scrub.strings("tags", item["tags"])
+        if item.get("metadata"):
+            item["metadata"] = scrub.json("metadata", item["metadata"])
         item["history"] = [
             {
                 **h,
@@ -190,9 +196,16 @@ def _scrubbed(item: dict[str, Any], scrub: Scrubber) -> dict[str, Any]:
                 **s,
                 "content": scrub("steps.content", s.get("content") or ""),
                 "summary": scrub.optional("steps.summary", s.get("summary")),
+                **(
+                    {"metadata": scrub.json("steps.metadata", s["metadata"])}
+                    if s.get("metadata")
+                    else {}
+                ),
             }
             for s in item["steps"]
         ]
+        if item.get("metadata"):
+            item["metadata"] = scrub.json("metadata", item["metadata"])
     return item
 
 

@@ -9,7 +9,6 @@ all-or-nothing.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -98,10 +97,7 @@ class Observer:
             if what is not None:
                 roles.require(role, Role.CURATOR, f"memories[{i}]: {what}")
         scrub = await scrubber(self.policies, namespace)
-        cleaned, redactions = scrub.claims([(o.key, o.value) for o in items])
-        items = [
-            dataclasses.replace(o, key=k, value=v) for o, (k, v) in zip(items, cleaned, strict=True)
-        ]
+        items, redactions = scrub.observations(items)
         trust = (await self.policies.get(namespace)).trust
         assert trust is not None
         batch = ObserveBatch(

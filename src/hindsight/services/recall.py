@@ -348,9 +348,15 @@ class RecallService:
         started = time.perf_counter()
         # the query is logged: no secret in it is kept (or, in reject mode, the recall is
         # refused)
-        query = (await scrubber(self._policies, namespace))("query", request.query)
-        if query != request.query:
-            request = dataclasses.replace(request, query=query)
+        scrub = await scrubber(self._policies, namespace)
+        query = scrub("query", request.query)
+        # so are the tag filters (stored tags are redacted alike, so a filter still matches)
+        where = request.filter
+        tags = tuple(scrub.strings("tags", where.tags))
+        tags_any = tuple(scrub.strings("tags_any", where.tags_any))
+        if (query, tags, tags_any) != (request.query, where.tags, where.tags_any):
+            where = dataclasses.replace(where, tags=tags, tags_any=tags_any)
+            request = dataclasses.replace(request, query=query, filter=where)
         if self._reranker is None:
             ranking = await self.rank(namespace, request)
             ranked, rerank_skipped = ranking.results, None

@@ -1,8 +1,12 @@
 """Secrets and personal data never reach storage or a provider.
 
-One redactor (`hindsight.text.secrets`) is applied to memory keys and values, step contents
-and summaries, recall queries, restored exports, and every text sent to an embedding, rerank or LLM
-endpoint. Its mode is per namespace (the policy's `redaction` section, defaulting to
+One redactor (`hindsight.text.secrets`) is applied to every stored text field: memory keys,
+values, sources, tags and metadata (keys and string values, nested), step contents, summaries
+and metadata, recall queries and tag filters, restored exports, and every text sent to an
+embedding, rerank or LLM endpoint. An idempotency key is refused rather than redacted
+(two different keys must not become one), in every mode but `off`.
+
+The mode is per namespace (the policy's `redaction` section, defaulting to
 HINDSIGHT_REDACTION): `redact` replaces each finding with `[REDACTED:kind]`, `reject`
 refuses the write with 422 naming the field and the kind (nothing is stored), `off` leaves
 text alone. Text bound for a provider is redacted again by the server's own setting, as a
@@ -11,9 +15,10 @@ last line that a namespace cannot lower.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -22,7 +27,9 @@ from hindsight.embeddings.base import Embedder, Vector
 from hindsight.errors import InvalidInput
 from hindsight.llm.base import LLM
 from hindsight.rerank.base import Reranker
+from hindsight.services.observing import Observation
 from hindsight.services.policy import PolicyService
+from hindsight.text.injection import describe, markers
 from hindsight.text.secrets import Redactor, redactor
 from hindsight.wire.policy import RedactionPolicy
 
@@ -69,6 +76,73 @@ class Scrubber:
     def optional(self, field: str, text: str | None) -> str | None:
         return None if text is None else self(field, text)
 
+    def strings(self, field: str, texts: Sequence[str]) -> list[str]:
+        return [self(f"{field}[{i}]", t) for i, t in enumerate(texts)]
+
+    def json(self, field: str, value: Any) -> Any:
+        """Metadata: every string in it, keys included, at any depth. Numbers and flags
+        cannot hold a secret the redactor would recognise, so they pass untouched."""
+        if self.mode == "off":
+            return value
+        if isinstance(value, str):
+            return self(field, value)
+        if isinstance(value, dict):
+            cleaned: dict[str, Any] = {}
+            for k, v in value.items():
+                # the error names the field: a key that is a secret must not name itself
+                key = self(f"{field} (a key)", k)
+                cleaned[key] = self.json(f"{field}.{key}", v)
+            return cleaned
+        if isinstance(value, list):
+            return [self.json(f"{field}[{i}]", v) for i, v in enumerate(value)]
+        return value
+
+    def refuse(self, field: str, text: str | None) -> str | None:
+        """For a field whose identity matters (an idempotency key): a secret in it is refused
+        in redact mode too, since two keys redacted alike would replay each other's step."""
+        if self.mode == "off" or not text:
+            return text
+        findings = self._redactor.find(text)
+        if findings:
+            kinds = sorted({f.kind for f in findings})
+            raise InvalidInput(
+                f"{field}: holds what looks like {' and '.join(kinds)}; send a key without it "
+                "(nothing was stored)",
+                details={"field": field, "kinds": kinds},
+            )
+        return text
+
+    def observations(
+        self, items: Sequence[Observation]
+    ) -> tuple[list[Observation], list[dict[str, int]]]:
+        """Observations with every text field cleaned (key, value, source, tags, metadata),
+        and what was redacted from each (or 422 in reject mode, naming the item's field)."""
+        cleaned: list[Observation] = []
+        counts: list[dict[str, int]] = []
+        for i, o in enumerate(items):
+            before = Counter(self.counts)
+            at = f"memories[{i}]"
+            # the trust check reads key and value; an instruction planted in a tag or in
+            # metadata reaches an agent's prompt as well (MCP hands them over), so it makes
+            # the claim a suspect and it waits for review like one from a marked message
+            found = markers(o.source or "", *o.tags, *_strings(o.metadata))
+            suspect = o.suspect
+            if found and suspect is None:
+                suspect = describe(found) + " in its source, tags or metadata"
+            cleaned.append(
+                dataclasses.replace(
+                    o,
+                    suspect=suspect,
+                    key=self(f"{at}.key", o.key),
+                    value=self(f"{at}.value", o.value),
+                    source=self.optional(f"{at}.source", o.source),
+                    tags=self.strings(f"{at}.tags", o.tags),
+                    metadata=self.json(f"{at}.metadata", o.metadata),
+                )
+            )
+            counts.append(dict(self.counts - before))
+        return cleaned, counts
+
     def quietly(self, text: str) -> str:
         """For what the service writes itself (summaries a job made): redacted unless the
         mode is off, never refused — there is no caller to tell."""
@@ -90,6 +164,16 @@ class Scrubber:
             cleaned.append((self(f"memories[{i}].key", key), self(f"memories[{i}].value", value)))
             counts.append(dict(self.counts - before))
         return cleaned, counts
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (k, *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 class RedactingEmbedder:

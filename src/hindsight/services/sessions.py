@@ -69,6 +69,8 @@ class SessionService:
         scrub = await scrubber(self._policies, namespace)
         content = scrub("content", content)
         summary = scrub.optional("summary", summary)
+        metadata = scrub.json("metadata", metadata or {})
+        idempotency_key = scrub.refuse("idempotency_key", idempotency_key)
         async with self._pool.connection() as conn:
             if idempotency_key is not None:
                 earlier = await store.by_idempotency_key(
