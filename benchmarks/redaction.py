@@ -4,7 +4,8 @@ and the CPU cost per text.
 
     python -m benchmarks.redaction [--sets curated,conversations,zh-conversations,...]
 
-"Before" is the code as of d5cb5aa, kept verbatim in `benchmarks/redaction_before/`.
+"Before" is the code as of d5cb5aa, read from git history (`git show`), so no copy of it
+lives in the tree.
 
 Secrets: every item is generated here from seeded random values (no real secret); a secret
 counts as caught when, after redaction, its value no longer appears in the text (read folded,
@@ -27,15 +28,34 @@ import json
 import random
 import re
 import string
+import subprocess
+import sys
 import time
+import types
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from benchmarks.redaction_before import injection as injection_before, secrets as secrets_before
 from hindsight.text import injection, normalize, secrets
 
 RESULTS = Path(__file__).resolve().parent / "results" / "redaction.md"
+BEFORE = "d5cb5aa"  # the redactor and injection markers before issue 31
+
+
+def _module_at(revision: str, path: str, name: str) -> types.ModuleType:
+    """A module as it was at `revision`, loaded from git history under its own name."""
+    root = Path(__file__).resolve().parent.parent
+    source = subprocess.run(
+        ["git", "show", f"{revision}:{path}"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+    module = types.ModuleType(name)
+    sys.modules[name] = module  # dataclasses look their module up there
+    exec(compile(source, f"{revision}:{path}", "exec"), module.__dict__)
+    return module
+
+
+secrets_before = _module_at(BEFORE, "src/hindsight/text/secrets.py", "secrets_before")
+injection_before = _module_at(BEFORE, "src/hindsight/text/injection.py", "injection_before")
 GENERATED = ("curated", "conversations", "zh-conversations", "ja-conversations")
 ROUNDS = 3
 rng = random.Random(31)
@@ -330,8 +350,8 @@ def main() -> None:
 
     out: list[str] = ["# Redaction and injection markers: what gets through", ""]
     out += [
-        "`python -m benchmarks.redaction` (before = d5cb5aa, kept in "
-        "`benchmarks/redaction_before/`; after = this tree). Generated secrets, no real ones; "
+        "`python -m benchmarks.redaction` (before = d5cb5aa, read from git history; "
+        "after = this tree). Generated secrets, no real ones; "
         "caught = the value is gone from the stored text.",
         "",
         "## Secrets caught",
