@@ -32,6 +32,23 @@ def test_every_text_field_of_a_memory_is_redacted(api: Api) -> None:
     assert "deploy" in api.get(m["id"])["tags"]
 
 
+def test_an_edit_is_read_like_an_observation(api: Api) -> None:
+    """PATCH once stored a new source, tags or metadata as sent."""
+    (m,) = api.observe({"key": "deploy.note", "value": "see the vault"})
+    r = api.client.patch(
+        f"{api.base}/memories/{m['id']}",
+        json={
+            "source": f"agent {GHP}",
+            "tags": ["deploy", f"tok {GHP}"],
+            "metadata": {"env": f"DB_PASSWORD={PW}"},
+        },
+    )
+    assert r.status_code == 200, r.text
+    stored = json.dumps(api.get(m["id"]))
+    assert GHP not in stored and PW not in stored
+    assert "deploy" in api.get(m["id"])["tags"]
+
+
 def test_step_metadata_and_recall_filters_are_redacted(api: Api) -> None:
     step = api.append(
         "s1", "deploying", metadata={"tags": [GHP], "note": f"export PGPASSWORD={PW}"}

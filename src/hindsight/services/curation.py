@@ -26,7 +26,7 @@ from hindsight.services.erasure import erase_traces
 from hindsight.services.memory_reads import MemoryReads
 from hindsight.services.observing import normalise_tags
 from hindsight.services.policy import PolicyService
-from hindsight.services.redaction import scrubber
+from hindsight.services.redaction import Scrubber, scrubber
 from hindsight.services.roles import Role, vouching
 from hindsight.services.transactions import Writer
 from hindsight.stores import (
@@ -131,10 +131,7 @@ class Curation:
         for action in actions:
             permissions.require(role, action, permissions.states(current), str(memory_id))
         scrub = await scrubber(self.policies, namespace)
-        changes = {
-            name: scrub(name, value) if name in ("key", "value") else value
-            for name, value in changes.items()
-        }
+        changes = {name: _scrubbed(scrub, name, value) for name, value in changes.items()}
         columns: dict[str, Any] = {}
         for name, value in changes.items():
             if name == "key":
@@ -290,3 +287,14 @@ class Curation:
             return rows
 
         return await self.writer.write(namespace, work)
+
+
+def _scrubbed(scrub: Scrubber, name: str, value: Any) -> Any:
+    """An edit's text fields are read as an observation's are: every one that is stored."""
+    if name in ("key", "value", "source") and isinstance(value, str):
+        return scrub(name, value)
+    if name == "tags" and value is not None:
+        return scrub.strings(name, value)
+    if name == "metadata" and value is not None:
+        return scrub.json(name, value)
+    return value
