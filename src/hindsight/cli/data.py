@@ -24,21 +24,31 @@ def _checked(namespace: str) -> str:
 
 
 @click.command()
-@click.option("--namespace", required=True, help="The namespace to erase.")
+@click.option("--namespace", default=None, help="The namespace to erase.")
+@click.option(
+    "--compact",
+    is_flag=True,
+    help="Then take erased data off the disk: VACUUM FULL of the tables an erasure "
+    "touches (each locked while rewritten), old WAL segments dropped, Redis's AOF "
+    "rewritten. Alone, compacts after earlier erasures.",
+)
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @friendly
-def erase(namespace: str, yes: bool) -> None:
+def erase(namespace: str | None, compact: bool, yes: bool) -> None:
     """Erase a namespace: every row of it in every table and every Redis key. Prints the
     receipt (counts per store) as JSON."""
     from hindsight import core
     from hindsight.cli.common import load_settings
     from hindsight.runtime.stores import serving_stores
 
-    _checked(namespace)
-    if not yes:
-        click.confirm(
-            f"Erase everything of namespace {namespace!r}? This cannot be undone", abort=True
-        )
+    if namespace is None and not compact:
+        raise click.UsageError("give --namespace, --compact or both")
+    if namespace is not None:
+        _checked(namespace)
+        if not yes:
+            click.confirm(
+                f"Erase everything of namespace {namespace!r}? This cannot be undone", abort=True
+            )
     settings = load_settings()
 
     async def go(database_url: str, redis_url: str | None) -> dict[str, Any]:
@@ -46,7 +56,12 @@ def erase(namespace: str, yes: bool) -> None:
             settings, database_url=database_url, redis_url=redis_url, background=False
         )
         try:
-            return await hs.erasure.erase_namespace(namespace, actor="cli")
+            receipt: dict[str, Any] = {}
+            if namespace is not None:
+                receipt = await hs.erasure.erase_namespace(namespace, actor="cli")
+            if compact:
+                receipt["compacted"] = await hs.erasure.compact()
+            return receipt
         finally:
             await hs.aclose()
 
