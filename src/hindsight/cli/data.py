@@ -23,6 +23,25 @@ def _checked(namespace: str) -> str:
     return check_namespace(namespace)
 
 
+async def _refuse_if_erased_since(pool: Any, namespace: str, header: str) -> None:
+    from datetime import datetime
+
+    from hindsight.stores import erasure
+
+    async with pool.connection() as conn:
+        erased_at = await erasure.last_erased_at(conn, namespace)
+    if erased_at is None:
+        return
+    exported = json.loads(header).get("exported_at")
+    exported_at = datetime.fromisoformat(exported) if isinstance(exported, str) else None
+    if exported_at is None or exported_at < erased_at:
+        raise click.ClickException(
+            f"namespace {namespace!r} was erased at {erased_at.isoformat()}, after this "
+            f"export was made ({exported or 'at an unknown time'}); importing it would bring "
+            "the erased data back. Pass --into-erased if that is what you mean."
+        )
+
+
 @click.command()
 @click.option("--namespace", default=None, help="The namespace to erase.")
 @click.option(
@@ -93,8 +112,10 @@ def export(namespace: str, sessions: bool, path: str | None) -> None:
         asyncio.run(go(url))
 
 
-def restore(lines: list[str], namespace: str | None) -> None:
-    """`hindsight import` of an export: into --namespace, else the exported one."""
+def restore(lines: list[str], namespace: str | None, *, into_erased: bool = False) -> None:
+    """`hindsight import` of an export: into --namespace, else the exported one. An export
+    made before the namespace was erased is refused unless `into_erased`: restoring it
+    would bring back, unnoticed, what the erasure removed."""
     from hindsight.cli.common import load_settings, service
     from hindsight.runtime.stores import database_url
 
@@ -106,6 +127,8 @@ def restore(lines: list[str], namespace: str | None) -> None:
 
     async def go(url: str) -> dict[str, Any]:
         async with service(settings, url) as hs:
+            if not into_erased:
+                await _refuse_if_erased_since(hs.pool, target, lines[0])
             return await hs.exports.restore(target, lines, actor="import")
 
     with database_url(settings) as url:

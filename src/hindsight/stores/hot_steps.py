@@ -313,18 +313,21 @@ class HotSteps:
             if not int(info.get("aof_enabled", 0)):
                 return None
             done_before = int(info.get("aof_rewrites", -1))
-            try:
-                await self._client.bgrewriteaof()
-            except RedisError as exc:
-                # a rewrite already running; ours is then scheduled after it
-                if "in progress" not in str(exc):
-                    raise
+            # A rewrite already running may have forked before the erase: its file can
+            # still hold the keys. Redis then refuses a second one ("already in
+            # progress"), so ours is asked for again once that one has ended.
+            asked = await self._ask_rewrite()
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 info = await self._client.info("persistence")
                 idle = not int(info["aof_rewrite_in_progress"]) and not int(
                     info["aof_rewrite_scheduled"]
                 )
+                if idle and not asked:
+                    asked = await self._ask_rewrite()
+                    done_before = int(info.get("aof_rewrites", -1))
+                    await asyncio.sleep(0.02)
+                    continue
                 # `aof_rewrites` (Redis 7) tells ours from one that had ended before
                 ours = done_before < 0 or int(info.get("aof_rewrites", 0)) > done_before
                 if idle and ours:
@@ -335,6 +338,17 @@ class HotSteps:
             return False
         log.warning("Redis AOF rewrite after an erasure still running after %.0fs", timeout)
         return False
+
+    async def _ask_rewrite(self) -> bool:
+        """BGREWRITEAOF; False when Redis refused it because one is running."""
+        assert self._client is not None
+        try:
+            await self._client.bgrewriteaof()
+        except RedisError as exc:
+            if "in progress" not in str(exc):
+                raise
+            return False
+        return True
 
     async def ping(self) -> bool:
         if self._client is None:
