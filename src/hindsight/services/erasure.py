@@ -74,6 +74,7 @@ class ErasureService:
         self._recorder = recorder
         self._reads = reads or ReadRouter(pool, pool)
         self._vacuuming: asyncio.Task[None] | None = None
+        self._vacuum_again = False
 
     async def erase_namespace(self, namespace: str, *, actor: str) -> dict[str, Any]:
         """Delete everything of `namespace`; the receipt counts what went, per store."""
@@ -120,16 +121,28 @@ class ErasureService:
         blocks reads or writes, but on a large table (the HNSW index above all) it takes
         long enough that the caller should not wait for it. It frees the dead rows' space
         for reuse; their bytes stay in the files until `compact` (or reuse)."""
-        if self._vacuuming is not None and not self._vacuuming.done():
-            return  # the running one sees this erasure's dead rows too
-        self._vacuuming = asyncio.create_task(self._vacuum())
+        self._vacuum_again = True
+        if self._vacuuming is None or self._vacuuming.done():
+            self._vacuuming = asyncio.create_task(self._vacuum())
 
     async def _vacuum(self) -> None:
-        try:
-            async with self._pool.connection() as conn:
-                await store.vacuum(conn, full=False)
-        except Exception as exc:  # housekeeping: autovacuum gets there too
-            log.warning("VACUUM after an erasure failed: %s", exc)
+        # A running VACUUM may have passed a table before this erasure deleted its rows,
+        # so one more pass follows when an erasure came in meanwhile.
+        while self._vacuum_again:
+            self._vacuum_again = False
+            try:
+                async with self._pool.connection() as conn:
+                    await store.vacuum(conn, full=False)
+            except Exception as exc:  # housekeeping: autovacuum gets there too
+                log.warning("VACUUM after an erasure failed: %s", exc)
+                return
+
+    async def aclose(self) -> None:
+        """Stop a VACUUM still running: autovacuum gets to the dead rows in its own time,
+        and a command such as `hindsight erase` should not wait minutes for it."""
+        if self._vacuuming is not None and not self._vacuuming.done():
+            self._vacuuming.cancel()
+            await asyncio.gather(self._vacuuming, return_exceptions=True)
 
     async def compact(self) -> dict[str, Any]:
         """Take erased rows off the disk: VACUUM FULL of every table an erasure touches,
@@ -137,8 +150,7 @@ class ErasureService:
         Each table is locked (ACCESS EXCLUSIVE) while it is rewritten; see the README's
         "Erasure on disk" for when to run it."""
         started = time.monotonic()
-        if self._vacuuming is not None:
-            await asyncio.gather(self._vacuuming, return_exceptions=True)
+        await self.aclose()  # VACUUM FULL does what a plain VACUUM would, and more
         async with self._pool.connection() as conn:
             await store.vacuum(conn, full=True)
             try:

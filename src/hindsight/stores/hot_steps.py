@@ -308,6 +308,8 @@ class HotSteps:
         Redis, no AOF, or a cluster, whose nodes rewrite on their own schedule)."""
         if self._client is None or isinstance(self._client, RedisCluster):
             return None
+        if not await self._usable():
+            return False  # down: its file is rewritten by the next erase or session delete
         try:
             info = await self._client.info("persistence")
             if not int(info.get("aof_enabled", 0)):
