@@ -28,12 +28,22 @@ def upgrade() -> None:
     op.execute(
         """
         CREATE TABLE namespace_erasures (
-            id uuid PRIMARY KEY,
+            id uuid NOT NULL,
             erased_namespace text NOT NULL,
             erased_at timestamptz NOT NULL DEFAULT now(),
-            actor text NOT NULL
+            actor text NOT NULL,
+            CONSTRAINT pk_namespace_erasures PRIMARY KEY (id)
         );
-        CREATE INDEX namespace_erasures_ns ON namespace_erasures (erased_namespace, erased_at);
+        CREATE INDEX ix_namespace_erasures_erased_namespace_erased_at
+            ON namespace_erasures (erased_namespace, erased_at);
+        COMMENT ON TABLE namespace_erasures IS 'One row per namespace erasure, and nothing of '
+            'what the namespace held: an import of an export older than the erasure is '
+            'refused unless told otherwise.';
+        COMMENT ON COLUMN namespace_erasures.id IS 'The erasure receipt''s id.';
+        COMMENT ON COLUMN namespace_erasures.erased_namespace IS 'The namespace erased (not '
+            'named `namespace`: an erasure deletes those rows).';
+        COMMENT ON COLUMN namespace_erasures.erased_at IS 'When it was erased.';
+        COMMENT ON COLUMN namespace_erasures.actor IS 'API key name (or `cli`) that erased it.';
         """
     )
 
