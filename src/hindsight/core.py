@@ -80,6 +80,7 @@ class Hindsight:
         if self.indexes is not None:
             await self.indexes.aclose()
         await self.recorder.aclose()
+        await self.erasure.aclose()
         if self.reranker is not None:
             await self.reranker.aclose()
         if self.llm is not None:

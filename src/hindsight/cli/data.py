@@ -23,22 +23,51 @@ def _checked(namespace: str) -> str:
     return check_namespace(namespace)
 
 
+async def _refuse_if_erased_since(pool: Any, namespace: str, header: str) -> None:
+    from datetime import datetime
+
+    from hindsight.stores import erasure
+
+    async with pool.connection() as conn:
+        erased_at = await erasure.last_erased_at(conn, namespace)
+    if erased_at is None:
+        return
+    exported = json.loads(header).get("exported_at")
+    exported_at = datetime.fromisoformat(exported) if isinstance(exported, str) else None
+    if exported_at is None or exported_at < erased_at:
+        raise click.ClickException(
+            f"namespace {namespace!r} was erased at {erased_at.isoformat()}, after this "
+            f"export was made ({exported or 'at an unknown time'}); importing it would bring "
+            "the erased data back. Pass --into-erased if that is what you mean."
+        )
+
+
 @click.command()
-@click.option("--namespace", required=True, help="The namespace to erase.")
+@click.option("--namespace", default=None, help="The namespace to erase.")
+@click.option(
+    "--compact",
+    is_flag=True,
+    help="Then take erased data off the disk: VACUUM FULL of the tables an erasure "
+    "touches (each locked while rewritten), old WAL segments dropped, Redis's AOF "
+    "rewritten. Alone, compacts after earlier erasures.",
+)
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @friendly
-def erase(namespace: str, yes: bool) -> None:
+def erase(namespace: str | None, compact: bool, yes: bool) -> None:
     """Erase a namespace: every row of it in every table and every Redis key. Prints the
     receipt (counts per store) as JSON."""
     from hindsight import core
     from hindsight.cli.common import load_settings
     from hindsight.runtime.stores import serving_stores
 
-    _checked(namespace)
-    if not yes:
-        click.confirm(
-            f"Erase everything of namespace {namespace!r}? This cannot be undone", abort=True
-        )
+    if namespace is None and not compact:
+        raise click.UsageError("give --namespace, --compact or both")
+    if namespace is not None:
+        _checked(namespace)
+        if not yes:
+            click.confirm(
+                f"Erase everything of namespace {namespace!r}? This cannot be undone", abort=True
+            )
     settings = load_settings()
 
     async def go(database_url: str, redis_url: str | None) -> dict[str, Any]:
@@ -46,7 +75,12 @@ def erase(namespace: str, yes: bool) -> None:
             settings, database_url=database_url, redis_url=redis_url, background=False
         )
         try:
-            return await hs.erasure.erase_namespace(namespace, actor="cli")
+            receipt: dict[str, Any] = {}
+            if namespace is not None:
+                receipt = await hs.erasure.erase_namespace(namespace, actor="cli")
+            if compact:
+                receipt["compacted"] = await hs.erasure.compact()
+            return receipt
         finally:
             await hs.aclose()
 
@@ -78,8 +112,10 @@ def export(namespace: str, sessions: bool, path: str | None) -> None:
         asyncio.run(go(url))
 
 
-def restore(lines: list[str], namespace: str | None) -> None:
-    """`hindsight import` of an export: into --namespace, else the exported one."""
+def restore(lines: list[str], namespace: str | None, *, into_erased: bool = False) -> None:
+    """`hindsight import` of an export: into --namespace, else the exported one. An export
+    made before the namespace was erased is refused unless `into_erased`: restoring it
+    would bring back, unnoticed, what the erasure removed."""
     from hindsight.cli.common import load_settings, service
     from hindsight.runtime.stores import database_url
 
@@ -91,6 +127,8 @@ def restore(lines: list[str], namespace: str | None) -> None:
 
     async def go(url: str) -> dict[str, Any]:
         async with service(settings, url) as hs:
+            if not into_erased:
+                await _refuse_if_erased_since(hs.pool, target, lines[0])
             return await hs.exports.restore(target, lines, actor="import")
 
     with database_url(settings) as url:

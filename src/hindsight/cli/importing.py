@@ -23,8 +23,16 @@ from hindsight.runtime.stores import database_url
     help="Drop the search indexes and build them once at the end (default: when the "
     "import at least doubles the table).",
 )
+@click.option(
+    "--into-erased",
+    is_flag=True,
+    help="Restore an export into a namespace erased after the export was made (refused "
+    "otherwise: it would bring the erased data back).",
+)
 @friendly
-def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> None:
+def import_(
+    path: str, namespace: str | None, rebuild_indexes: bool | None, into_erased: bool
+) -> None:
     """Import memories from a JSON-lines file (`-`: standard input; one memory per line,
     as in the batch call, with an optional "namespace"). New keys load at COPY speed;
     known keys are observed as usual (reinforced or superseded). A file made by
@@ -52,7 +60,7 @@ def import_(path: str, namespace: str | None, rebuild_indexes: bool | None) -> N
     if is_export(first):  # an export of a namespace: restore it as it was
         from hindsight.cli.data import restore
 
-        restore([line for _, line in lines()], namespace)
+        restore([line for _, line in lines()], namespace, into_erased=into_erased)
         return
 
     total = 0

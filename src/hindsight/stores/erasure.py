@@ -8,6 +8,7 @@ results, and embedding-cache entries of texts nothing uses any more.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from hindsight.db.pool import Connection
@@ -126,3 +127,49 @@ async def erase_namespace(conn: Connection, namespace: str, *, actor: str) -> di
     if counts["namespace_policy"]:
         await policies.bump_version(conn)
     return counts
+
+
+async def record_erasure(
+    conn: Connection, record_id: uuid.UUID, namespace: str, actor: str
+) -> None:
+    """Which namespace, when, by whom: nothing of what it held."""
+    await conn.execute(
+        "INSERT INTO namespace_erasures (id, erased_namespace, actor) VALUES (%s, %s, %s)",
+        (record_id, namespace, actor),
+    )
+
+
+async def last_erased_at(conn: Connection, namespace: str) -> datetime | None:
+    cur = await conn.execute(
+        "SELECT max(erased_at) AS at FROM namespace_erasures WHERE erased_namespace = %s",
+        (namespace,),
+    )
+    row: dict[str, Any] | None = await cur.fetchone()
+    return row["at"] if row else None
+
+
+# What a namespace's rows are copied into besides its own tables (texts, by content hash).
+SHARED_TABLES = ("embedding_cache",)
+
+
+async def vacuum(conn: Connection, *, full: bool) -> None:
+    """VACUUM the tables an erasure touches; `conn` must be in autocommit mode.
+
+    A plain VACUUM removes the dead rows and their index entries but leaves their bytes in
+    the pages' free space (measured: heap and index files still hold every canary), so only
+    VACUUM FULL, which writes each table and index anew and truncates the old files,
+    takes them off the disk. It holds an ACCESS EXCLUSIVE lock on each table while it runs.
+    """
+    verb = "VACUUM (FULL, ANALYZE)" if full else "VACUUM (ANALYZE)"
+    for table in (*NAMESPACE_TABLES, *SHARED_TABLES, "memory_access"):
+        await conn.execute(f"{verb} {table}")
+
+
+async def drop_old_wal(conn: Connection) -> None:
+    """Let the WAL segments holding the erased rows go: a checkpoint, a switch to a new
+    segment, and a checkpoint whose redo point lies in it. Segments before it are then
+    unlinked, or, with `wal_recycle` on (PostgreSQL's default), renamed for reuse with
+    their old contents until overwritten; the embedded server runs with it off."""
+    await conn.execute("CHECKPOINT")
+    await conn.execute("SELECT pg_switch_wal()")
+    await conn.execute("CHECKPOINT")

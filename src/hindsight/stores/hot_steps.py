@@ -301,6 +301,57 @@ class HotSteps:
             raise Unavailable(f"Redis is unreachable: {exc}; erase again", retry_after=2) from exc
         return gone
 
+    async def rewrite_aof(self, timeout: float = 30.0) -> bool | None:
+        """Rewrite the append-only file and wait for it: until then the erased keys' writes
+        and UNLINKs stay on disk in the file's history. True once done; False when it did
+        not finish in `timeout` or failed; None when there is nothing this can rewrite (no
+        Redis, no AOF, or a cluster, whose nodes rewrite on their own schedule)."""
+        if self._client is None or isinstance(self._client, RedisCluster):
+            return None
+        if not await self._usable():
+            return False  # down: its file is rewritten by the next erase or session delete
+        try:
+            info = await self._client.info("persistence")
+            if not int(info.get("aof_enabled", 0)):
+                return None
+            done_before = int(info.get("aof_rewrites", -1))
+            # A rewrite already running may have forked before the erase: its file can
+            # still hold the keys. Redis then refuses a second one ("already in
+            # progress"), so ours is asked for again once that one has ended.
+            asked = await self._ask_rewrite()
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                info = await self._client.info("persistence")
+                idle = not int(info["aof_rewrite_in_progress"]) and not int(
+                    info["aof_rewrite_scheduled"]
+                )
+                if idle and not asked:
+                    asked = await self._ask_rewrite()
+                    done_before = int(info.get("aof_rewrites", -1))
+                    await asyncio.sleep(0.02)
+                    continue
+                # `aof_rewrites` (Redis 7) tells ours from one that had ended before
+                ours = done_before < 0 or int(info.get("aof_rewrites", 0)) > done_before
+                if idle and ours:
+                    return info.get("aof_last_bgrewrite_status") == "ok"
+                await asyncio.sleep(0.02)
+        except (RedisError, OSError) as exc:
+            log.warning("Redis AOF rewrite after an erasure failed: %s", exc)
+            return False
+        log.warning("Redis AOF rewrite after an erasure still running after %.0fs", timeout)
+        return False
+
+    async def _ask_rewrite(self) -> bool:
+        """BGREWRITEAOF; False when Redis refused it because one is running."""
+        assert self._client is not None
+        try:
+            await self._client.bgrewriteaof()
+        except RedisError as exc:
+            if "in progress" not in str(exc):
+                raise
+            return False
+        return True
+
     async def ping(self) -> bool:
         if self._client is None:
             return False

@@ -28,6 +28,7 @@ from hindsight.db.models.service import (
     bulk_imports,
     consolidation_jobs,
     hindsight_meta,
+    namespace_erasures,
     namespace_lifecycle,
     namespace_policy,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "memory_access",
     "memory_history",
     "metadata",
+    "namespace_erasures",
     "namespace_lifecycle",
     "namespace_policy",
     "recall_feedback",

@@ -197,3 +197,24 @@ bulk_import_lines = Table(
     comment="Lines of an unfinished import already written, committed with them; "
     "deleted when the import finishes.",
 )
+
+namespace_erasures = Table(
+    "namespace_erasures",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True, comment="The erasure receipt's id."),
+    Column(
+        "erased_namespace",
+        Text,
+        nullable=False,
+        comment="The namespace erased (not named `namespace`: an erasure deletes those rows).",
+    ),
+    _timestamp("erased_at", "When it was erased."),
+    Column("actor", Text, nullable=False, comment="API key name (or `cli`) that erased it."),
+    comment="One row per namespace erasure, and nothing of what the namespace held: an "
+    "import of an export older than the erasure is refused unless told otherwise.",
+)
+Index(
+    "ix_namespace_erasures_erased_namespace_erased_at",
+    namespace_erasures.c.erased_namespace,
+    namespace_erasures.c.erased_at,
+)
