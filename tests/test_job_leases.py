@@ -4,7 +4,6 @@ that holds the job, and a job whose worker keeps dying given up at the maximum a
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -17,6 +16,7 @@ from hindsight.stores import jobs as store
 from tests.conftest import Api, make_settings
 from tests.support import fake_brain
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
 T = TypeVar("T")
@@ -119,13 +119,12 @@ def test_a_slow_job_keeps_its_lease_and_runs_once(fresh_db: str, redis_url: str,
             brain.delay_next(3)
             ended = api.client.post(f"{api.base}/sessions/slow:end")
             job_id = ended.json()["consolidation"]["job_id"]
-            deadline = time.monotonic() + 30
-            while (job := api.client.get(f"{api.base}/jobs/{job_id}").json())["status"] in (
-                "pending",
-                "running",
-            ):
-                assert time.monotonic() < deadline, job
-                time.sleep(0.05)
+            job = wait_until(
+                lambda: api.client.get(f"{api.base}/jobs/{job_id}").json(),
+                "the job to finish",
+                30,
+                accept=lambda job: job["status"] not in ("pending", "running"),
+            )
             assert job["status"] == "succeeded" and job["attempts"] == 1, job
             assert [o["key"] for o in job["result"]["observed"]] == ["user.team"]
             assert brain.count("chat") == 1  # the distiller ran once

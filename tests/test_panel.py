@@ -8,7 +8,6 @@ Skipped only when chromium or Playwright is missing on a developer's machine; in
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ADMIN_KEY, Api, make_settings
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
 CHROMIUM = "/usr/bin/chromium"
@@ -433,10 +433,12 @@ def test_a_slow_page_never_replaces_the_page_the_user_went_on_to(page: Any, api:
     waiting: list[Any] = []
     page.route("**/v1/namespaces", lambda route: waiting.append(route))
     sign_in(page)
-    deadline = time.monotonic() + 10
-    while not waiting:  # the list's request, held by the route handler
-        assert time.monotonic() < deadline, "the namespace list was never requested"
-        page.wait_for_timeout(20)
+    wait_until(  # the list's request, held by the route handler
+        lambda: waiting,
+        "the namespace list to be requested",
+        10,
+        sleep=lambda seconds: page.wait_for_timeout(seconds * 1000),
+    )
     page.goto(f"/ui/#/review?ns={api.ns}")
     card = page.locator(f".review[data-id='{held['id']}']")
     expect(card.locator(".reason")).to_contain_text("under quarantine_below")

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import psycopg
 import pytest
 
 from tests.conftest import Api, make_settings
 from tests.support.pg_replica import StreamingPair
+from tests.support.poll import wait_until
 from tests.support.scrape import value
 from tests.support.servers import ThreadServer, create_database
 
@@ -84,13 +84,6 @@ def routed(text: str, reason: str) -> float:
     return value(text, ROUTES, target="primary", reason=reason)
 
 
-def poll(check: Callable[[], Any], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 def keys(api: Api, query: str) -> set[str]:
     return {r["key"] for r in api.recall(query, k=5)["results"]}
 
@@ -119,8 +112,8 @@ def test_recall_lists_and_history_come_from_the_replica(
     mine, other = apis
     (city,) = other.observe({"key": "user.city", "value": "Tromsø in the north"})
     pair.wait_caught_up()
-    poll(lambda: "user.city" in keys(mine, "Tromsø"), "the replica to serve user.city")
-    poll(lambda: 0 <= value(scrape(mine), LAG) < MAX_LAG, "a lag measured within the bound")
+    wait_until(lambda: "user.city" in keys(mine, "Tromsø"), "the replica to serve user.city")
+    wait_until(lambda: 0 <= value(scrape(mine), LAG) < MAX_LAG, "a lag measured within the bound")
     # the lag runs from the last commit the replica replayed, before the pause: the bound is
     # measured from here, not from after the writes below (CI took 0.7 s over them)
     paused_at = time.monotonic()
@@ -145,11 +138,11 @@ def test_recall_lists_and_history_come_from_the_replica(
             moved = routed(scraped_after, reason) - routed(scraped_before, reason)
             assert moved == after[reason] - before[reason], reason
         # once the replica is further behind than the bound, reads go to the primary
-        poll(lambda: "user.dog" in keys(mine, "beagle called Rex"), "falling back", 15)
+        wait_until(lambda: "user.dog" in keys(mine, "beagle called Rex"), "falling back", 15)
         assert time.monotonic() - paused_at >= MAX_LAG - 0.5
         assert counts(reader)["lagging"] > after["lagging"]
         assert routed(scrape(mine), "lagging") > routed(scraped_after, "lagging")
-        poll(lambda: value(scrape(mine), LAG) > MAX_LAG, "the lag gauge to pass the bound")
+        wait_until(lambda: value(scrape(mine), LAG) > MAX_LAG, "the lag gauge to pass the bound")
     finally:
         pair.replica_sql("SELECT pg_wal_replay_resume()")
 
@@ -179,7 +172,7 @@ def test_recall_works_with_the_replica_down(
     mine, other = apis
     other.observe({"key": "user.bike", "value": "a red gravel bike"})
     pair.wait_caught_up()
-    poll(lambda: "user.bike" in keys(mine, "gravel bike"), "the replica to serve user.bike")
+    wait_until(lambda: "user.bike" in keys(mine, "gravel bike"), "the replica to serve user.bike")
     before, scraped_before = counts(reader), scrape(mine)
     pair.stop_replica()
     try:
@@ -192,12 +185,12 @@ def test_recall_works_with_the_replica_down(
         assert routed(scraped, "down") - routed(scraped_before, "down") == (
             after["down"] - before["down"]
         )
-        poll(lambda: math.isnan(value(scrape(mine), LAG)), "the lag gauge to say down")
+        wait_until(lambda: math.isnan(value(scrape(mine), LAG)), "the lag gauge to say down")
     finally:
         pair.start_replica()
     # and it is read again once it is back
     back = counts(reader)["replica"]
-    poll(
+    wait_until(
         lambda: "user.bike" in keys(mine, "gravel bike") and counts(reader)["replica"] > back,
         "the replica to be read again after its restart",
     )
@@ -209,7 +202,7 @@ def test_an_erased_namespace_is_not_read_from_the_replica(
     mine, other = apis
     other.observe({"key": "user.boat", "value": "a wooden sailing boat"})
     pair.wait_caught_up()
-    poll(lambda: listed(mine) == {"user.boat"}, "the replica to serve user.boat")
+    wait_until(lambda: listed(mine) == {"user.boat"}, "the replica to serve user.boat")
     pair.replica_sql("SELECT pg_wal_replay_pause()")
     try:
         started = time.monotonic()
