@@ -104,7 +104,12 @@ class ThreadServer:
     """uvicorn serving `create_app(...)` on a loopback port, in a background thread."""
 
     def __init__(self, settings: Settings, database_url: str, redis_url: str | None) -> None:
-        self.port = free_port()
+        # bound here and handed to uvicorn: no other process (an xdist worker, a client's
+        # ephemeral port) can take the port between choosing it and listening on it
+        self.socket = socket.socket()
+        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.socket.bind(("127.0.0.1", 0))
+        self.port = int(self.socket.getsockname()[1])
         self.url = f"http://127.0.0.1:{self.port}"
         app = create_app(settings, database_url=database_url, redis_url=redis_url)
         self.app = app
@@ -112,7 +117,9 @@ class ThreadServer:
             app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
         )
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True
+        )
 
     def __enter__(self) -> ThreadServer:
         self.thread.start()
@@ -128,6 +135,7 @@ class ThreadServer:
     def __exit__(self, *exc: Any) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=30)
+        self.socket.close()
 
     @property
     def core(self) -> Any:
