@@ -4,6 +4,11 @@ PostgreSQL: HINDSIGHT_TEST_DATABASE_URL if set, else an embedded server (pixelta
 in a temporary directory. Redis: a redis-server of our own on a Unix socket, with AOF.
 Each test works in its own namespace, so tests never see each other's data. A test or module
 that needs a database of its own gets a copy of one migrated once (`template`).
+
+The suite runs in pytest-xdist workers (`-n 2 --dist loadfile` in pyproject.toml; `-n 0`
+runs it in one process). Each worker is a process with its own session fixtures, so its
+own PostgreSQL and Redis in a temporary directory of its own, and runs whole files, so
+that a module's fixtures are made once.
 """
 
 from __future__ import annotations
@@ -31,6 +36,34 @@ from tests.support.servers import (
 )
 
 ADMIN_KEY = "test-admin-key-0123456789"
+
+# Suites that kill or stop servers, start clusters, drive a browser or run Node: marked
+# `slow` (`pytest -m "not slow"` leaves them out while working on something else).
+SLOW = {
+    "test_faults.py",
+    "test_import_faults.py",
+    "test_redis_cluster.py",
+    "test_redis_restart.py",
+    "test_read_replica.py",
+    "test_replicas.py",
+    "test_panel.py",
+    "test_typescript_sdk.py",
+}
+# The longest files, started first so that no worker is left with one at the end (xdist
+# hands out whole files in collection order under --no-loadscope-reorder).
+FIRST = ("test_faults.py", "test_plan_shape.py", "test_serve.py", "test_panel.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SLOW:
+            item.add_marker(pytest.mark.slow)
+
+    def rank(item: pytest.Item) -> int:
+        name = item.path.name
+        return FIRST.index(name) if name in FIRST else len(FIRST)
+
+    items.sort(key=rank)  # stable: within a rank, files and tests keep their order
 
 
 @pytest.fixture(scope="session")
