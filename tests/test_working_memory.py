@@ -126,9 +126,10 @@ def test_session_info(api: Api) -> None:
 
 
 def test_expired_steps_vanish_and_the_purge_deletes_them(api: Api, server: ThreadServer) -> None:
-    api.append("short", "soon gone", ttl_seconds=1)
-    api.append("short", "also soon gone", ttl_seconds=1)
     api.append("long", "stays", ttl_seconds=3600)
+    # the second append moves both steps' expiry: only the read below must come before it
+    api.append("short", "soon gone", ttl_seconds=2)
+    api.append("short", "also soon gone", ttl_seconds=2)
     assert len(api.steps("short")) == 2
     wait_until(lambda: api.steps("short") == [], "the short session's steps expire")
     ctx = api.client.get(f"{api.base}/sessions/short/context").json()
