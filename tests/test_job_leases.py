@@ -100,14 +100,16 @@ def test_a_job_whose_worker_keeps_dying_ends_failed_at_the_maximum(fresh_db: str
 
 
 def test_a_slow_job_keeps_its_lease_and_runs_once(fresh_db: str, redis_url: str, ns: str) -> None:
-    """Lease 1 s, an LLM call of 3 s, a second replica polling for jobs: the job must not
-    be taken over, run twice, or be set back to pending after it finished."""
+    """Lease 2 s, an LLM call of 6 s, a second replica polling for jobs: the job must not
+    be taken over, run twice, or be set back to pending after it finished. (The lease is
+    renewed every third of it: with 1 s, a busy machine holding the renewal up for 0.7 s
+    would let the other replica take the job over.)"""
     with FakeOpenAI() as brain:
         brain.brain = fake_brain.answer
         settings = make_settings(
             llm_base_url=brain.url,
             llm_model="fake-chat",
-            job_lease_seconds=1.0,
+            job_lease_seconds=2.0,
             job_poll_interval_seconds=0.05,
         )
         with (
@@ -116,7 +118,7 @@ def test_a_slow_job_keeps_its_lease_and_runs_once(fresh_db: str, redis_url: str,
         ):
             api = Api.at(a.url, ns)
             api.append("slow", "my team is platform")
-            brain.delay_next(3)
+            brain.delay_next(6)
             ended = api.client.post(f"{api.base}/sessions/slow:end")
             job_id = ended.json()["consolidation"]["job_id"]
             job = wait_until(
