@@ -47,8 +47,11 @@ def browser() -> Iterator[Any]:
         if os.environ.get("CI") == "true":
             pytest.fail(f"browser tests must run in CI: {missing}")
         pytest.skip(missing)
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # the pages' own waits (below) and the assertions' alike: 5 s, expect's default, is
+    # not much for a page's first paint with the cores loaded
+    expect.set_options(timeout=15_000)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
