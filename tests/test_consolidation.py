@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,13 +20,14 @@ LONG = "Compared three hotels near the station and booked the Grand for two nigh
 
 
 def wait_job(api: Api, job_id: str, timeout: float = 20) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        job: dict[str, Any] = api.client.get(f"{api.base}/jobs/{job_id}").json()
-        if job["status"] in ("succeeded", "failed"):
-            return job
-        assert time.monotonic() < deadline, job
-        time.sleep(0.1)
+    job: dict[str, Any] = wait_until(
+        lambda: api.client.get(f"{api.base}/jobs/{job_id}").json(),
+        "the job to finish",
+        timeout,
+        accept=lambda job: job["status"] in ("succeeded", "failed"),
+        interval=0.1,
+    )
+    return job
 
 
 def end(api: Api, session: str) -> dict[str, Any]:
@@ -177,13 +177,12 @@ def test_llm_outage_retries_the_job_and_keeps_the_steps(
     brain.fail_next(503, times=12)  # the first attempt exhausts its retries
     r = llm_api.client.post(f"{llm_api.base}/sessions/flaky:end")
     job_id = r.json()["consolidation"]["job_id"]
-    deadline = time.monotonic() + 20
-    while True:
-        job = llm_api.client.get(f"{llm_api.base}/jobs/{job_id}").json()
-        if job["error"]:
-            break
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    job = wait_until(
+        lambda: llm_api.client.get(f"{llm_api.base}/jobs/{job_id}").json(),
+        "the first attempt to fail",
+        accept=lambda job: job["error"],
+        interval=0.1,
+    )
     assert job["status"] == "pending" and "LLM endpoint" in job["error"]
     # the step is past its expiry, but its session has an open job: the purge keeps it
     with psycopg.connect(llm_server.core.database_url, autocommit=True) as conn:
@@ -200,10 +199,7 @@ def test_llm_outage_retries_the_job_and_keeps_the_steps(
             ).fetchone()
             return bool(row and row[0])
 
-        deadline = time.monotonic() + 20
-        while not step_expired():
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until(step_expired, "the step to expire")
         purge = hindsight("maintenance", "purge", database_url=llm_server.core.database_url)
         assert purge.returncode == 0, purge.stderr
         kept = conn.execute(
@@ -243,10 +239,8 @@ def test_a_crash_mid_job_loses_nothing_and_the_job_completes_once(
             brain.delay_next(60)  # the worker of A will hang in the LLM call
             ended = api.client.post(f"{api.base}/sessions/crash:end").json()
             job_id = ended["consolidation"]["job_id"]
-            deadline = time.monotonic() + 20
-            while brain.count("chat") == 0:  # A's worker is inside the (hanging) LLM call
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+            # A's worker is inside the (hanging) LLM call
+            wait_until(lambda: brain.count("chat"), "A's worker to call the LLM")
             assert api.client.get(f"{api.base}/jobs/{job_id}").json()["status"] == "running"
         finally:
             a.send_signal(signal.SIGKILL)

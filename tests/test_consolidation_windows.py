@@ -3,7 +3,6 @@ that each fit the LLM's prompt, and one bad `metadata.memory` item is skipped, n
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,18 +11,19 @@ import pytest
 from hindsight.services.consolidation import WINDOW_MAX_CHARS
 from tests.conftest import Api, make_settings
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
 
 def settled(api: Api, job_id: str, timeout: float = 30) -> dict[str, Any]:
     """The job once it finished, or once its first attempt failed."""
-    deadline = time.monotonic() + timeout
-    while True:
-        job: dict[str, Any] = api.client.get(f"{api.base}/jobs/{job_id}").json()
-        if job["status"] in ("succeeded", "failed") or job["error"]:
-            return job
-        assert time.monotonic() < deadline, job
-        time.sleep(0.05)
+    job: dict[str, Any] = wait_until(
+        lambda: api.client.get(f"{api.base}/jobs/{job_id}").json(),
+        "the job to finish or fail an attempt",
+        timeout,
+        accept=lambda job: job["status"] in ("succeeded", "failed") or job["error"],
+    )
+    return job
 
 
 def end(api: Api, session: str) -> dict[str, Any]:

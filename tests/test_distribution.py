@@ -7,7 +7,6 @@ functions of the same signatures, which checks its syntax and what it distribute
 from __future__ import annotations
 
 import re
-import time
 import uuid
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from hindsight.db import migrate
 from hindsight.embeddings.builtin import BuiltinEmbedder
 from tests.conftest import Api, make_settings
 from tests.support.labels import label_drift
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -205,10 +205,7 @@ def test_revision_0017_keeps_the_data_down_and_up(fresh_db: str, redis_url: str,
         def counted() -> bool:
             return bool(api.get(ids["user.food"])["access_count"] == 3)
 
-        deadline = time.monotonic() + 10
-        while not counted():
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until(counted, "the three recalls to be counted", 10)
         api.client.close()
 
     snapshot = (

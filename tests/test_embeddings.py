@@ -168,7 +168,8 @@ def test_concurrency_limit_bounds_requests_in_flight(fake: FakeOpenAI) -> None:
         embedder = OpenAICompatibleEmbedder(
             base_url=fake.url, model="m", api_key=None, dimensions=16, batch_size=1, concurrency=2
         )
-        fake.delay_next(0.3, times=6)
+        # each stalled long enough for its partner to arrive meanwhile on a busy machine
+        fake.delay_next(1.0, times=6)
         fake.reset_max_in_flight()
         started = asyncio.get_running_loop().time()
         vectors = await embedder.embed([f"t{i}" for i in range(6)])
@@ -178,9 +179,9 @@ def test_concurrency_limit_bounds_requests_in_flight(fake: FakeOpenAI) -> None:
         # the bound itself, as the endpoint saw it: two at a time, never more (and the
         # limit is used: with every request stalled, the two slots were both taken)
         assert fake.max_in_flight["embeddings"] == 2, fake.max_in_flight
-        # six 0.3 s requests, two at a time, cannot take less than three rounds (a loaded
+        # six 1 s requests, two at a time, cannot take less than three rounds (a loaded
         # machine only makes it slower, so no upper bound)
-        assert elapsed >= 0.85, elapsed
+        assert elapsed >= 2.85, elapsed
 
     asyncio.run(go())
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from hindsight.embeddings import create_embedder
 from hindsight.errors import HindsightError, ProviderError, Unavailable
 from tests.conftest import Api, make_settings
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer, free_port
 
 
@@ -61,13 +61,12 @@ def test_a_job_error_does_not_echo_the_input(api: Api) -> None:
     )
     r = api.client.post(f"{api.base}/sessions/s:end")
     job_id = r.json()["consolidation"]["job_id"]
-    deadline = time.monotonic() + 20
-    while True:
-        job: dict[str, Any] = api.client.get(f"{api.base}/jobs/{job_id}").json()
-        if job["error"] or job["status"] in ("succeeded", "failed"):
-            break
-        assert time.monotonic() < deadline, job
-        time.sleep(0.1)
+    job: dict[str, Any] = wait_until(
+        lambda: api.client.get(f"{api.base}/jobs/{job_id}").json(),
+        "the job to finish or fail an attempt",
+        accept=lambda job: job["error"] or job["status"] in ("succeeded", "failed"),
+        interval=0.1,
+    )
     assert secret not in json.dumps(job), job
 
 

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import psycopg
 
 from tests.conftest import ADMIN_KEY, make_settings
 from tests.support.cli import hindsight
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
 SEARCH_INDEXES = {
@@ -52,16 +52,6 @@ def valid_search_indexes(conn: psycopg.Connection[Any]) -> set[str]:
     return {r[0] for r in rows} & SEARCH_INDEXES
 
 
-def poll(what: str, condition: Any, timeout: float = 120) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
-
-
 def test_a_key_written_while_a_chunk_is_copied_joins_the_import(
     fresh_db: str, tmp_path: Path
 ) -> None:
@@ -85,12 +75,12 @@ def test_a_key_written_while_a_chunk_is_copied_joins_the_import(
         )
         proc = spawn_import(write(tmp_path / "m.jsonl", rows), fresh_db, "--namespace", "imp")
         with psycopg.connect(fresh_db, autocommit=True) as watch:
-            poll(
-                "the import to wait for the other client's row",
+            wait_until(
                 lambda: watch.execute(
                     "SELECT 1 FROM pg_stat_activity WHERE application_name = 'hindsight' "
                     "AND wait_event_type = 'Lock'"
                 ).fetchone(),
+                "the import to wait for the other client's row",
                 timeout=60,
             )
         writer.commit()
@@ -126,7 +116,7 @@ def test_a_killed_import_is_finished_by_a_rerun_and_its_indexes_come_back(
             row = conn.execute("SELECT count(*) FROM long_term_memory").fetchone()
             return bool(row and row[0] >= 5_000)
 
-        poll("the first chunk to commit", first_chunk_in)
+        wait_until(first_chunk_in, "the first chunk to commit", 120)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         (committed,) = conn.execute("SELECT count(*) FROM long_term_memory").fetchone() or (0,)
@@ -161,8 +151,10 @@ def test_a_killed_import_is_finished_by_a_rerun_and_its_indexes_come_back(
                 ).fetchone()
                 return bool(row and row[0])
 
-            poll("the rebuild to start", lambda: search_indexes().startswith("rebuilding: "))
-            poll("the index build to be under way", building)
+            wait_until(
+                lambda: search_indexes().startswith("rebuilding: "), "the rebuild to start", 120
+            )
+            wait_until(building, "the index build to be under way", 120)
             assert set(states[-1].removeprefix("rebuilding: ").split(", ")) == missing, states
             assert {s.split(":")[0] for s in states} <= {"not checked yet", "missing", "rebuilding"}
 
@@ -177,7 +169,7 @@ def test_a_killed_import_is_finished_by_a_rerun_and_its_indexes_come_back(
             assert building() and search_indexes().startswith("rebuilding: ")
 
             blocker.rollback()  # let the build go on
-            poll("the search indexes to be rebuilt", lambda: search_indexes() == "ok")
+            wait_until(lambda: search_indexes() == "ok", "the search indexes to be rebuilt", 120)
             assert valid_search_indexes(conn) == SEARCH_INDEXES
             for ns, query, key in [
                 ("big", "imported fact number 17", "fact.17"),

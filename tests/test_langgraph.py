@@ -7,8 +7,7 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +25,7 @@ from hindsight.client import Hindsight
 from hindsight.integrations.langgraph import HindsightStore
 from hindsight.wire.memories import MemoryOut
 from tests.conftest import ADMIN_KEY
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
 
@@ -299,14 +299,6 @@ def test_what_the_store_cannot_keep_is_refused_with_a_reason(store: HindsightSto
 # --- ttl: LangGraph's expiry, in minutes, is the memory's hard expiry ----------------------
 
 
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    """Poll with a deadline: expiry is the server's clock, so no fixed sleep is right."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {timeout:.0f} s: {what}"
-        time.sleep(0.05)
-
-
 def memory_of(server: ThreadServer, ns: str, key: str) -> MemoryOut:
     with Hindsight(server.url, api_key=ADMIN_KEY) as hs:
         (memory,) = hs.list_memories(ns, key=key).memories
@@ -318,8 +310,9 @@ def seconds_left(memory: MemoryOut) -> float:
     return (memory.expires_at - datetime.now(UTC)).total_seconds()
 
 
-def expire_soon(server: ThreadServer, ns: str, key: str, seconds: int = 3) -> None:
-    """Move an item's expiry a few seconds from now, as if most of its ttl had passed."""
+def expire_soon(server: ThreadServer, ns: str, key: str, seconds: int = 8) -> None:
+    """Move an item's expiry a few seconds from now, as if most of its ttl had passed: enough
+    for the reads a test makes before it on a busy machine."""
     with Hindsight(server.url, api_key=ADMIN_KEY) as hs:
         hs.update(ns, str(memory_of(server, ns, key).id), ttl_seconds=seconds)
 
@@ -328,18 +321,22 @@ def test_an_item_put_with_a_ttl_is_gone_once_it_expires(
     store: HindsightStore, server: ThreadServer, ns: str
 ) -> None:
     assert store.supports_ttl
-    store.put(("tmp",), "short", {"text": "the parcel arrives today"}, ttl=0.05)  # 3 s
+    store.put(("tmp",), "short", {"text": "the parcel arrives today"}, ttl=0.1)  # 6 s
     store.put(("tmp",), "kept", {"text": "the user's name is Ada"})
-    assert 0 < seconds_left(memory_of(server, ns, "tmp/short")) <= 3
+    assert 0 < seconds_left(memory_of(server, ns, "tmp/short")) <= 6
     assert memory_of(server, ns, "tmp/kept").expires_at is None
     # not refreshed while waiting: a read that refreshes would keep it alive
     assert store.get(("tmp",), "short", refresh_ttl=False) is not None
-    wait_for(lambda: store.get(("tmp",), "short", refresh_ttl=False) is None, "the item expires")
+    wait_until(
+        lambda: store.get(("tmp",), "short", refresh_ttl=False) is None, "the item expires", 30
+    )
 
     assert [i.key for i in store.search(("tmp",))] == ["kept"]
     assert [h.key for h in store.search(("tmp",), query="when does the parcel arrive")] == ["kept"]
     store.put(("gone",), "x", {"v": 1}, ttl=0.01)
-    wait_for(lambda: ("gone",) not in store.list_namespaces(), "its namespace is no longer listed")
+    wait_until(
+        lambda: ("gone",) not in store.list_namespaces(), "its namespace is no longer listed", 30
+    )
     assert store.list_namespaces() == [("tmp",)]
     # putting the key again starts a new item, with no trace of the expired one
     store.put(("tmp",), "short", {"text": "the parcel came"})
@@ -376,12 +373,13 @@ def test_reading_with_refresh_ttl_pushes_the_expiry_to_now_plus_the_ttl(
     # created, moved near its end by this test, refreshed: a refresh is a write
     assert [h.change for h in history] == ["created", "updated", "updated"]
     # the items not refreshed lapse at the time they had; the refreshed ones outlive it
-    wait_for(
+    wait_until(
         lambda: (
             store.get(("tmp",), "unread", refresh_ttl=False) is None
             and store.get(("tmp",), "get-no-refresh", refresh_ttl=False) is None
         ),
         "the unrefreshed items expire",
+        30,
     )
     assert sorted(i.key for i in store.search(("tmp",), refresh_ttl=False)) == [
         "get",
@@ -425,13 +423,14 @@ def test_ttl_config_sets_a_default_ttl_and_whether_reads_refresh(
 
         expire_soon(server, ns, "tmp/longer")
         assert store.get(("tmp",), "longer") is not None  # refresh_on_read False: unchanged
-        assert seconds_left(memory_of(server, ns, "tmp/longer")) <= 3
+        assert seconds_left(memory_of(server, ns, "tmp/longer")) <= 8
         assert asyncio.run(store.aget(("tmp",), "longer", refresh_ttl=True)) is not None
         assert seconds_left(memory_of(server, ns, "tmp/longer")) > 590
 
-        wait_for(
+        wait_until(
             lambda: [i.key for i in store.search(("tmp",))] == ["never", "longer"],
             "the items with the default ttl expire",
+            30,
         )
 
 

@@ -4,22 +4,14 @@ the retroactive merge, run by the scheduler with an injected clock (nothing wait
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from typing import Any
 
 from hindsight.config import Settings
 from tests.conftest import Api, make_settings
 from tests.support.cli import hindsight
 from tests.support.lifecycle import days_from_now, run_pass, run_pass_async, sql
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
-
-
-def poll(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
 
 
 def statuses(api: Api, *ids: str) -> list[str]:
@@ -101,7 +93,7 @@ def test_cold_memories_rank_lower_and_a_recall_warms_them(
     assert by_key["train.platform"]["score"] < by_key["train.platform.old"]["score"]
     assert c["recency_factor"] == 1.0 and c["importance_factor"] == 1.0  # weights 0: no effect
     # the recall warmed it (the access recorder writes within moments)
-    poll(lambda: statuses(api, cold["id"]) == ["active"])
+    wait_until(lambda: statuses(api, cold["id"]) == ["active"], "the cold memory warmed")
     assert [h["change"] for h in api.history(cold["id"])][-1] == "warmed"
     assert api.history(cold["id"])[-1]["reason"] == "recalled"
     assert hot["id"]
@@ -168,11 +160,12 @@ def test_low_confidence_never_recalled_are_archived_weekly(
         {"key": "fact", "value": "the office is in Berlin", "confidence": 0.9},
     )
     api.recall("coffee machine broken", k=1)
-    poll(
+    wait_until(
         lambda: (
             sql(url, "SELECT count(*) FROM memory_access WHERE memory_id = %s", recalled["id"])
             == [(1,)]
-        )
+        ),
+        "the recall's access is recorded",
     )
     # a day on: too young for the weekly pass (it looks at memories older than a week)
     _, moves = run_pass(settings, url, now=days_from_now(1), namespace=api.ns)

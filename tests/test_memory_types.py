@@ -4,7 +4,6 @@ session produced once it has ended."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +14,7 @@ from hindsight.services.distill import Candidate
 from tests.conftest import Api, make_settings
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.lifecycle import days_from_now, run_pass
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
 
@@ -69,13 +69,11 @@ def test_a_consolidated_sessions_events_are_demoted_after_it_ends(
     r = llm_api.client.post(f"{llm_api.base}/sessions/trip:end")
     assert r.status_code == 200, r.text
     job_id = r.json()["consolidation"]["job_id"]
-    deadline = time.monotonic() + 20
-    while (job := llm_api.client.get(f"{llm_api.base}/jobs/{job_id}").json())["status"] not in (
-        "succeeded",
-        "failed",
-    ):
-        assert time.monotonic() < deadline, job
-        time.sleep(0.05)
+    job = wait_until(
+        lambda: llm_api.client.get(f"{llm_api.base}/jobs/{job_id}").json(),
+        "the job to finish",
+        accept=lambda job: job["status"] in ("succeeded", "failed"),
+    )
     assert job["status"] == "succeeded", job
     memories = by_key(llm_api)
     assert {k: m["memory_type"] for k, m in memories.items()} == {

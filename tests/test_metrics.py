@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
-
 import httpx
 
 from tests.conftest import Api
 from tests.support.cli import hindsight
+from tests.support.poll import wait_until
 from tests.support.scrape import total, value
 from tests.support.servers import ThreadServer
 
@@ -63,10 +62,13 @@ def test_consolidation_jobs_are_timed(client: httpx.Client, api: Api) -> None:
     before = value(client.get("/metrics").text, name, outcome="succeeded")
     api.append("done", "a step")
     assert client.post(f"{api.base}/sessions/done:end").status_code == 200
-    deadline = time.monotonic() + 30
-    while value(client.get("/metrics").text, name, outcome="succeeded") != before + 1:
-        assert time.monotonic() < deadline, "the job never showed in the metrics"
-        time.sleep(0.1)
+    wait_until(
+        lambda: value(client.get("/metrics").text, name, outcome="succeeded"),
+        "the job to show in the metrics",
+        30,
+        accept=lambda count: count == before + 1,
+        interval=0.1,
+    )
 
 
 def test_metrics_need_a_key_for_every_namespace(

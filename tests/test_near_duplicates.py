@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Iterator
 
 import numpy as np
@@ -16,6 +15,7 @@ from hindsight.text import memory_text
 from tests.conftest import Api, make_settings
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.lifecycle import run_pass
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
 VALUE = "takes the 07:42 train from Lysaker to Oslo S every weekday morning"
@@ -97,13 +97,14 @@ def test_a_twin_deleted_meanwhile_is_not_brought_back(
         )
         observer.start()
         with psycopg.connect(dedup_server.core.database_url, autocommit=True) as watch:
-            deadline = time.monotonic() + 30
-            while not watch.execute(
-                "SELECT 1 FROM pg_stat_activity WHERE application_name = 'hindsight' "
-                "AND wait_event_type = 'Lock'"
-            ).fetchone():
-                assert time.monotonic() < deadline, "the observe never met the delete's lock"
-                time.sleep(0.02)
+            wait_until(
+                lambda: watch.execute(
+                    "SELECT 1 FROM pg_stat_activity WHERE application_name = 'hindsight' "
+                    "AND wait_event_type = 'Lock'"
+                ).fetchone(),
+                "the observe to meet the delete's lock",
+                30,
+            )
         deleter.commit()
         observer.join(30)
     [outcome] = result

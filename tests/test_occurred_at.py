@@ -401,7 +401,7 @@ def test_an_unreadable_time_from_the_model_is_unknown() -> None:
 
 
 def test_openapi_documents_the_time_fields(server: ThreadServer) -> None:
-    schema = httpx.get(f"{server.url}/openapi.json").json()["components"]["schemas"]
+    schema = httpx.get(f"{server.url}/openapi.json", timeout=30).json()["components"]["schemas"]
     for model, field in (
         ("MemoryIn", "occurred_at"),
         ("MemoryOut", "occurred_at"),

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import httpx
 import pytest
 
 from tests.conftest import ADMIN_KEY
+from tests.support.poll import wait_until
 from tests.support.scrape import value
 from tests.support.servers import free_port, separate_database, wait_ready
 
@@ -86,10 +86,8 @@ def test_counts_from_both_workers_are_summed(served: Served, ns: str) -> None:
         )
         assert r.status_code == 201, r.text
     sent: list[str] = []
-    pids: set[int] = set()
-    deadline = time.monotonic() + 60
-    while len(pids) < 2:
-        assert time.monotonic() < deadline, "one worker served every request"
+
+    def served_by_both() -> bool:
         for _ in range(10):
             rid = f"spread-{ns}-{len(sent)}"
             # a new connection each time, so either worker may accept it
@@ -102,6 +100,9 @@ def test_counts_from_both_workers_are_summed(served: Served, ns: str) -> None:
             sent.append(rid)
         ours = set(sent)
         pids = {line["pid"] for line in served.lines() if line.get("request_id") in ours}
+        return len(pids) >= 2
+
+    wait_until(served_by_both, "both workers to serve a request", 60, interval=0)
 
     for _ in range(6):  # scrapes land on either worker; each sees the sum
         text = httpx.get(f"{served.url}/metrics").text  # HINDSIGHT_METRICS_PUBLIC: no key
@@ -115,13 +116,18 @@ def test_counts_from_both_workers_are_summed(served: Served, ns: str) -> None:
         assert count == len(sent)
 
     # the maintenance pass of one worker publishes the namespace's size
-    deadline = time.monotonic() + 30
-    while True:
-        text = httpx.get(f"{served.url}/metrics").text
-        if value(text, "hindsight_memories", namespace=ns, status="active") == 2:
-            break
-        assert time.monotonic() < deadline, "hindsight_memories never showed the namespace"
-        time.sleep(0.2)
+    wait_until(
+        lambda: value(
+            httpx.get(f"{served.url}/metrics").text,
+            "hindsight_memories",
+            namespace=ns,
+            status="active",
+        ),
+        "hindsight_memories to show the namespace",
+        30,
+        accept=lambda count: count == 2,
+        interval=0.2,
+    )
 
 
 def test_log_lines_carry_the_request_id_and_never_secrets(served: Served, ns: str) -> None:
@@ -144,13 +150,15 @@ def test_log_lines_carry_the_request_id_and_never_secrets(served: Served, ns: st
     assert wrong.status_code == 401
 
     def line_for(rid: str) -> dict[str, Any]:
-        deadline = time.monotonic() + 10
-        while True:
+        def found() -> dict[str, Any] | None:
             for line in served.lines():
                 if line.get("request_id") == rid and line.get("logger") == "hindsight.access":
                     return line
-            assert time.monotonic() < deadline, f"no access log line for {rid}"
-            time.sleep(0.05)
+            return None
+
+        line = wait_until(found, f"an access log line for {rid}", 10, interval=0.05)
+        assert line is not None
+        return line
 
     line = line_for("trace-7f3a")
     assert line["route"] == "/v1/namespaces/{namespace}/memories:batch"

@@ -8,7 +8,6 @@ Skipped only when chromium or Playwright is missing on a developer's machine; in
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import httpx
 import pytest
 
 from tests.conftest import ADMIN_KEY, Api, make_settings
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
 CHROMIUM = "/usr/bin/chromium"
@@ -48,8 +48,11 @@ def browser() -> Iterator[Any]:
         if os.environ.get("CI") == "true":
             pytest.fail(f"browser tests must run in CI: {missing}")
         pytest.skip(missing)
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # the pages' own waits (below) and the assertions' alike: 5 s, expect's default, is
+    # not much for a page's first paint with the cores loaded
+    expect.set_options(timeout=15_000)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
@@ -437,10 +440,12 @@ def test_a_slow_page_never_replaces_the_page_the_user_went_on_to(page: Any, api:
     waiting: list[Any] = []
     page.route("**/v1/namespaces", lambda route: waiting.append(route))
     sign_in(page)
-    deadline = time.monotonic() + 10
-    while not waiting:  # the list's request, held by the route handler
-        assert time.monotonic() < deadline, "the namespace list was never requested"
-        page.wait_for_timeout(20)
+    wait_until(  # the list's request, held by the route handler
+        lambda: waiting,
+        "the namespace list to be requested",
+        10,
+        sleep=lambda seconds: page.wait_for_timeout(seconds * 1000),
+    )
     page.goto(f"/ui/#/review?ns={api.ns}")
     card = page.locator(f".review[data-id='{held['id']}']")
     expect(card.locator(".reason")).to_contain_text("under quarantine_below")

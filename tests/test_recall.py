@@ -12,15 +12,8 @@ import psycopg
 import pytest
 
 from tests.conftest import Api, make_settings
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
-
-
-def wait_for(predicate, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.02)
 
 
 def test_every_result_explains_its_score(api: Api) -> None:
@@ -71,7 +64,7 @@ def test_more_accesses_win_at_equal_similarity_and_confidence(api: Api) -> None:
     for _ in range(8):
         hits = api.recall("wifi password", k=1, tags=["p"])["results"]
         assert [h["id"] for h in hits] == [popular["id"]]
-    wait_for(lambda: api.get(popular["id"])["access_count"] == 8)
+    wait_until(lambda: api.get(popular["id"])["access_count"] == 8, "8 accesses counted")
     results = api.recall("office wifi password", k=2)["results"]
     assert [r["id"] for r in results] == [popular["id"], quiet["id"]]
     top = results[0]["components"]
@@ -88,7 +81,7 @@ def test_recall_raises_access_count_and_last_accessed(api: Api) -> None:
     before = datetime.now(UTC)
     hits = api.recall("sky colour", k=5)["results"]
     assert hits[0]["components"]["access_count"] == 0  # what the score used
-    wait_for(lambda: api.get(m["id"])["access_count"] == 1)
+    wait_until(lambda: api.get(m["id"])["access_count"] == 1, "the access counted")
     last = datetime.fromisoformat(api.get(m["id"])["last_accessed"])
     assert last >= before.replace(microsecond=0)
 

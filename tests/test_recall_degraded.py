@@ -53,7 +53,7 @@ def test_a_failing_or_slow_embedding_endpoint_degrades_recall_to_keywords(
             assert c["keyword_rank"] == 1 and c["relevance"] == c["keyword"] > 0
 
             # slow: each attempt outlasts the timeout
-            fake.delay_next(2.0, times=20)
+            fake.delay_next(30.0, times=20)
             started = time.monotonic()
             r = api.client.post(f"{api.base}/recall", json={"query": "where is the harbour"})
             elapsed = time.monotonic() - started
@@ -61,7 +61,9 @@ def test_a_failing_or_slow_embedding_endpoint_degrades_recall_to_keywords(
             assert r.status_code == 200, r.text
             assert "timed out" in r.json()["vector_skipped"]
             assert r.json()["results"][0]["key"] == "user.city"
-            assert elapsed < 10, elapsed  # bounded by the timeout and retries, not the endpoint
+            # bounded by the timeouts and the retries' backoff (about 5.5 s), not the endpoint
+            # (4 x 30 s)
+            assert elapsed < 15, elapsed
 
             # a write cannot do without its vector: refused whole, nothing half-written
             fake.fail_next(500, times=20)

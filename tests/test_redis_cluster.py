@@ -5,7 +5,6 @@ fails no request."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -117,22 +116,21 @@ def test_a_master_fails_over_without_losing_a_step_or_a_request(
                 return
             i += 1
 
+    def written_at_least(n: int) -> bool:
+        assert not failures, failures
+        return len(written) >= n
+
     thread = threading.Thread(target=writer)
     thread.start()
     try:
-        deadline = time.monotonic() + 20
-        while len(written) < 20:
-            assert time.monotonic() < deadline and not failures, failures
-            time.sleep(0.02)
+        wait_until(lambda: written_at_least(20), "20 steps written")
         master = cluster.master_of(session_key(capi.ns, session))
         replica = cluster.replica_of(master)
         cluster.kill(master)
         cluster.wait_promoted(replica)
         promoted_at = len(written)
-        deadline = time.monotonic() + 20
-        while len(written) < promoted_at + 40:  # well past the failover
-            assert time.monotonic() < deadline and not failures, failures
-            time.sleep(0.02)
+        # well past the failover
+        wait_until(lambda: written_at_least(promoted_at + 40), "40 steps after the failover")
         # and Redis is in use again, on the promoted replica: it catches up with the writes
         # (after an error the service leaves Redis alone for a while, then checks it)
         assert cluster.master_of(session_key(capi.ns, session)) == replica

@@ -130,14 +130,16 @@ def test_a_failing_or_slow_reranker_leaves_recall_unreranked(
     scores = [h["score"] for h in failed["results"]]
     assert scores == sorted(scores, reverse=True)
 
-    tei.delay_next(3.0)
+    tei.delay_next(30.0)
     started = time.monotonic()
     r = api.client.post(f"{api.base}/recall", json={"query": QUERY, "k": CANDIDATES})
     elapsed = time.monotonic() - started
     assert r.status_code == 200, r.text
     slow = r.json()
     assert "timed out after 1 s" in slow["rerank_skipped"]
-    assert elapsed < 2.5, elapsed  # the reranker's deadline, not the endpoint's stall
+    # the reranker's deadline (1 s, and the rest of a recall on a busy machine), not the
+    # endpoint's stall
+    assert elapsed < 5, elapsed
     # the same ranking as without the reranker (every result gained one access alike)
     assert keys(slow) == keys(failed)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +15,7 @@ from fastapi import FastAPI, Request, Response
 
 from hindsight.client import APIError, AsyncHindsight, Hindsight, TransportError
 from tests.conftest import ADMIN_KEY
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer, free_port
 
 
@@ -139,6 +139,7 @@ class Flaky:
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream
         self.plan: list[int | str] = []
+        self.closing = threading.Event()  # set on exit: a hung answer ends
         self.seen: list[tuple[str, str]] = []
         app = FastAPI()
 
@@ -162,7 +163,7 @@ class Flaky:
                     headers={k: v for k, v in request.headers.items() if k != "host"},
                 )
             if step == "hang":  # the request went through, the answer does not come back
-                await asyncio.sleep(5)
+                await asyncio.to_thread(self.closing.wait, 60)
             return Response(
                 upstream.content,
                 upstream.status_code,
@@ -181,11 +182,11 @@ class Flaky:
 
     def __enter__(self) -> Flaky:
         self.thread.start()
-        while not self.server.started:
-            time.sleep(0.01)
+        wait_until(lambda: self.server.started, "the proxy to start")
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self.closing.set()
         self.server.should_exit = True
         self.thread.join(timeout=10)
 
@@ -214,7 +215,9 @@ def test_transient_failures_are_retried_others_are_not(flaky: Flaky, ns: str) ->
 
 
 def test_a_timed_out_append_is_retried_without_doubling_the_step(flaky: Flaky, ns: str) -> None:
-    with Hindsight(flaky.url, ADMIN_KEY, timeout=1.0, max_retries=2) as hs:
+    # a timeout well above any answer's time on a busy machine: a slow answer to a request
+    # that was not hung must not time out (an observe is not retried)
+    with Hindsight(flaky.url, ADMIN_KEY, timeout=4.0, max_retries=2) as hs:
         flaky.plan = ["hang", "pass"]
         step = hs.append(ns, "retry", "only once")
         assert step.step_index == 0

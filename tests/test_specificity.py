@@ -7,8 +7,8 @@ import pytest
 
 from tests.conftest import Api, make_settings
 from tests.support.lifecycle import sql
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
-from tests.test_replicas import poll
 
 SMALL_TALK = [
     "that's so cool Mia!",
@@ -99,7 +99,7 @@ def test_recall_keeps_each_specificity_and_reads_it_back_while_it_holds(
         )
         return rows[0][0] if rows else None
 
-    poll(lambda: kept("D5:1") is not None, "the specificities to be kept")
+    wait_until(lambda: kept("D5:1") is not None, "the specificities to be kept")
     assert kept("D5:1") == pytest.approx(said["components"]["specificity"], abs=1e-6)
 
     def pretend(key: str, value: float, hours_ago: int = 0) -> None:

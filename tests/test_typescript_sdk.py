@@ -77,7 +77,7 @@ def test_the_generated_types_match_the_live_schema(server: ThreadServer, tmp_pat
 
 
 def test_every_rest_operation_has_a_typed_call(server: ThreadServer) -> None:
-    schema = httpx.get(f"{server.url}/openapi.json").json()
+    schema = httpx.get(f"{server.url}/openapi.json", timeout=30).json()
     operations = {
         (method.upper(), path)
         for path, ops in schema["paths"].items()

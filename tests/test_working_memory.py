@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,15 +18,9 @@ from hindsight.runtime.embedded_redis import RedisProcess
 from hindsight.stores.hot_steps_scripts import session_key
 from tests.conftest import Api, make_settings
 from tests.support.cli import hindsight
+from tests.support.poll import wait_until
 from tests.support.scrape import total, value
 from tests.support.servers import ThreadServer
-
-
-def until(what: str, condition: Callable[[], bool], timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def test_steps_get_increasing_indexes_and_read_back_in_order(api: Api) -> None:
@@ -132,11 +126,12 @@ def test_session_info(api: Api) -> None:
 
 
 def test_expired_steps_vanish_and_the_purge_deletes_them(api: Api, server: ThreadServer) -> None:
-    api.append("short", "soon gone", ttl_seconds=1)
-    api.append("short", "also soon gone", ttl_seconds=1)
     api.append("long", "stays", ttl_seconds=3600)
+    # the second append moves both steps' expiry: only the read below must come before it
+    api.append("short", "soon gone", ttl_seconds=2)
+    api.append("short", "also soon gone", ttl_seconds=2)
     assert len(api.steps("short")) == 2
-    until("the short session's steps expire", lambda: api.steps("short") == [])
+    wait_until(lambda: api.steps("short") == [], "the short session's steps expire")
     ctx = api.client.get(f"{api.base}/sessions/short/context").json()
     assert ctx["recent"] == [] and ctx["earlier"] == []
 
@@ -158,7 +153,7 @@ def test_appending_extends_the_whole_session(api: Api) -> None:
     second = api.append("slide", "b", ttl_seconds=60)
     # past the first step's own expiry, well within the session's
     own_expiry = datetime.fromisoformat(first["expires_at"])
-    until("the first step's own ttl to pass", lambda: datetime.now(UTC) > own_expiry)
+    wait_until(lambda: datetime.now(UTC) > own_expiry, "the first step's own ttl to pass")
     steps = api.steps("slide")
     assert [s["content"] for s in steps] == ["a", "b"]
     assert steps[0]["expires_at"] == steps[1]["expires_at"] == second["expires_at"]
@@ -264,7 +259,7 @@ def test_redis_stopped_mid_test_working_memory_is_served_from_postgres(
         assert [s["content"] for s in api.steps("outage")] == ["before", "during 1", "during 2"]
         return bool(r.zcard(session_key(api.ns, "outage")) == 3)
 
-    until("the hot copy to be refilled", settled)
+    wait_until(settled, "the hot copy to be refilled")
     api.append("outage", "after")
     assert [s["content"] for s in api.steps("outage")] == [
         "before",
@@ -285,7 +280,7 @@ def test_aof_keeps_the_hot_copy_across_a_redis_crash(
         files = [p for p in own_redis.directory.rglob("appendonly*") if p.is_file()]
         return any(b'"kept"' in p.read_bytes() for p in files)
 
-    until("the step to reach the append-only file", in_the_aof)
+    wait_until(in_the_aof, "the step to reach the append-only file")
     assert own_redis.process is not None
     own_redis.process.kill()  # no SHUTDOWN, no final flush
     own_redis.process.wait()

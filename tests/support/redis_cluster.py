@@ -7,13 +7,13 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import redis
 
 from hindsight.runtime.embedded_redis import redis_server_binary
+from tests.support.poll import wait_until
 
 NODE_TIMEOUT_MS = 1000  # how long a silent master has before its replica takes over
 
@@ -122,11 +122,7 @@ class RedisCluster:
 
     @staticmethod
     def _wait(check: Any, what: str, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"Redis Cluster: timed out waiting for {what}")
-            time.sleep(0.1)
+        wait_until(check, f"Redis Cluster: {what}", timeout, interval=0.1)
 
     def master_of(self, key: str) -> int:
         """The port of the master serving `key`'s slot."""
