@@ -43,6 +43,7 @@ REFERENCE = {
     "consolidation_jobs",
     "bulk_imports",
     "bulk_import_lines",
+    "namespace_erasures",
 }
 BY_OTHER_COLUMN = {"embedding_cache": "content_hash"}
 LOCAL = {"alembic_version"}

@@ -29,6 +29,9 @@ SELECT create_reference_table('consolidation_jobs');
 -- bookkeeping, a row per import and, while one runs, per line written.
 SELECT create_reference_table('bulk_imports');
 SELECT create_reference_table('bulk_import_lines');
+-- The record of each namespace erasure (no values): read by imports, written by erasures;
+-- its column is `erased_namespace`, so erasing a namespace never deletes it.
+SELECT create_reference_table('namespace_erasures');
 
 -- Namespace-scoped tables: one co-location group, so a namespace's rows of every table
 -- sit on the same node and statements joining them on namespace stay on it.
