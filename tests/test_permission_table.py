@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import re
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +16,13 @@ import pytest
 
 from hindsight.services.permissions import TABLE, Action, Decision, State, markdown
 from hindsight.services.roles import Role
+from tests import test_roles
 from tests.conftest import Api
 from tests.support.servers import ThreadServer
 from tests.test_mcp import ToolFailed, call, over_http, run
-from tests.test_roles import make_key
 
+# the fixture test_roles gives its tests: an API client per role, in the test's namespace
+as_role = test_roles.as_role
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -123,22 +125,11 @@ def answer(action: Action, r: httpx.Response, m: dict[str, Any]) -> Decision:
     return Decision.ALLOW
 
 
-@pytest.fixture
-def role_apis(server: ThreadServer, migrated: str, ns: str) -> Iterator[dict[Role, Api]]:
-    apis = {
-        role: Api.at(server.url, ns, make_key(migrated, role, None if role is Role.ADMIN else [ns]))
-        for role in Role
-    }
-    yield apis
-    for a in apis.values():
-        a.client.close()
-
-
 @pytest.mark.parametrize("role", list(Role), ids=[r.value for r in Role])
 def test_every_endpoint_answers_as_the_table_says(
-    role: Role, role_apis: dict[Role, Api], api: Api
+    role: Role, as_role: dict[Role, Api], api: Api
 ) -> None:
-    caller = role_apis[role]
+    caller = as_role[role]
     wrong = []
     for action, state in itertools.product(Action, State):
         m = make(api, state)
@@ -150,11 +141,11 @@ def test_every_endpoint_answers_as_the_table_says(
 
 
 def test_mcp_tools_follow_the_table(
-    role_apis: dict[Role, Api], api: Api, server: ThreadServer
+    as_role: dict[Role, Api], api: Api, server: ThreadServer
 ) -> None:
     """observe, memory_update and memory_delete are REST calls with the caller's key: a
     writer's are refused or held exactly where REST's are."""
-    writer_key = role_apis[Role.WRITER].client.headers["Authorization"].split()[1]
+    writer_key = as_role[Role.WRITER].client.headers["Authorization"].split()[1]
     ns = api.ns
     vouched = make(api, State.VERIFIED)
     plain = make(api, State.ACTIVE)
