@@ -4,12 +4,12 @@ idempotency keys and recall filters, and the configuration forms are refused in 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 
 import pytest
 
 from tests.conftest import Api, make_settings
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
 GHP = "ghp_" + "Zq7XwV3uT9sR1pO5nM2lK8jH4gF6dS0aB1c2"
@@ -152,13 +152,11 @@ def test_consolidation_does_not_carry_a_secret_from_step_metadata(api: Api) -> N
     r = api.client.post(f"{api.base}/sessions/c1:end")
     assert r.status_code == 200, r.text
     job_id = r.json()["consolidation"]["job_id"]
-    deadline = time.monotonic() + 20
-    while api.client.get(f"{api.base}/jobs/{job_id}").json()["status"] not in (
-        "succeeded",
-        "failed",
-    ):
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    wait_until(
+        lambda: api.client.get(f"{api.base}/jobs/{job_id}").json()["status"],
+        "the consolidation job ends",
+        accept=lambda status: status in ("succeeded", "failed"),
+    )
     page = api.client.get(f"{api.base}/memories", params={"limit": 100}).json()
     (m,) = [m for m in page["memories"] if m["key"] == "deploy.db"]
     assert "ops" in m["tags"]
