@@ -11,8 +11,7 @@ from hindsight.callers import client_address
 from hindsight.core import Hindsight
 from hindsight.services import roles
 from hindsight.services.auth import Principal
-from hindsight.services.names import check_namespace, check_session_id
-from hindsight.services.roles import Role
+from hindsight.services.names import check_session_id
 
 
 # Dependencies are coroutines, even where nothing is awaited: FastAPI runs a plain function
@@ -37,35 +36,22 @@ async def get_principal(request: Request, core: CoreDep) -> Principal:
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
 
-def namespace_for(needed: Role, what: str) -> Callable[..., Awaitable[str]]:
-    """The path's namespace, once the caller may use it with at least the `needed` role."""
+def namespace_for(access: roles.Access) -> Callable[..., Awaitable[str]]:
+    """The path's namespace, once the caller may use it for `access`."""
 
     async def get_namespace(
         namespace: Annotated[str, Path(description="Agent, user or tenant.")],
         principal: PrincipalDep,
     ) -> str:
-        check_namespace(namespace)
-        principal.require(namespace)
-        roles.require(principal.role, needed, what)
-        return namespace
+        return principal.enter(namespace, access)
 
     return get_namespace
 
 
-# reading (recall included: its log entry is a record of the read, not a change)
-NamespaceDep = Annotated[str, Depends(namespace_for(Role.READER, "reading memories"))]
-# writing: observe, edit, delete, append steps, extract, end or consolidate sessions
-WritableNamespaceDep = Annotated[
-    str, Depends(namespace_for(Role.WRITER, "changing memories or working memory"))
-]
-# the namespace's rules: its policy (what ages, what goes, whom to trust)
-CuratorNamespaceDep = Annotated[
-    str, Depends(namespace_for(Role.CURATOR, "changing the namespace's policy"))
-]
-# the whole namespace at once: erase and export
-AdminNamespaceDep = Annotated[
-    str, Depends(namespace_for(Role.ADMIN, "erasing or exporting a whole namespace"))
-]
+NamespaceDep = Annotated[str, Depends(namespace_for(roles.READING))]
+WritableNamespaceDep = Annotated[str, Depends(namespace_for(roles.WRITING))]
+CuratorNamespaceDep = Annotated[str, Depends(namespace_for(roles.CURATING))]
+AdminNamespaceDep = Annotated[str, Depends(namespace_for(roles.WHOLE_NAMESPACE))]
 
 
 async def get_session_id(session_id: Annotated[str, Path(description="Client-chosen id.")]) -> str:

@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from hindsight import limits
 from hindsight.errors import HindsightError, RateLimited, Unavailable
 from hindsight.observability import metrics
-from hindsight.wire.errors import field_path
+from hindsight.wire.errors import describe, field_path, summary
 
 log = logging.getLogger(__name__)
 
@@ -32,29 +32,10 @@ def error_response(
     )
 
 
-def _describe(error: dict[str, Any]) -> str:
-    message = str(error.get("msg", "invalid"))
-    message = message.removeprefix("Value error, ")
-    if error.get("type") == "json_invalid":
-        detail = (error.get("ctx") or {}).get("error")
-        return f"body: not valid JSON ({detail})" if detail else "body: not valid JSON"
-    if error.get("type") == "extra_forbidden":
-        message = "unknown field; check its spelling against /docs"
-    if error.get("type") == "missing":
-        message = "required"
-    if error.get("type") == "timezone_aware":
-        message = (
-            "needs a timezone: add one, e.g. 2024-05-03T14:00:00Z or 2024-05-03T14:00:00+02:00"
-        )
-    return f"{field_path(error.get('loc', ()))}: {message}"
-
-
 async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
     errors = list(exc.errors())
-    described = [_describe(e) for e in errors]
-    message = "; ".join(described[:5])
-    if len(described) > 5:
-        message += f"; and {len(described) - 5} more"
+    described = [describe(e) for e in errors]
+    message = summary(described)
     details = [
         {"field": field_path(e.get("loc", ())), "message": d, "type": e.get("type")}
         for e, d in zip(errors, described, strict=True)

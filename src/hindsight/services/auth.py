@@ -25,6 +25,8 @@ from psycopg_pool import AsyncConnectionPool
 from hindsight.db.pool import Connection
 from hindsight.errors import Conflict, Forbidden, InvalidInput, Unauthorized
 from hindsight.ids import uuid7
+from hindsight.services import roles
+from hindsight.services.names import check_namespace
 from hindsight.services.rate_limit import TokenBuckets
 from hindsight.services.roles import Role
 from hindsight.stores import api_keys as store
@@ -60,6 +62,13 @@ class Principal:
                 f"this API key may not use namespace {namespace!r}; it is scoped to "
                 f"{sorted(self.namespaces or [])}"
             )
+
+    def enter(self, namespace: str, access: roles.Access) -> str:
+        """The namespace, once its name is valid and this key may use it for `access`."""
+        check_namespace(namespace)
+        self.require(namespace)
+        roles.require(self.role, access.needed, access.what)
+        return namespace
 
 
 def hash_key(key: str) -> bytes:

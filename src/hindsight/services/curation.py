@@ -36,6 +36,7 @@ from hindsight.stores import (
 )
 from hindsight.stores.filters import MemoryFilter
 from hindsight.text import memory_text
+from hindsight.wire.memories import ForgetIn
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,20 @@ class ForgetPolicy:
         if self.occurred_before is not None:
             parts.append(f"occurred before {self.occurred_before.isoformat()}")
         return "forget: " + "; ".join(parts)
+
+
+def forget_policy(body: ForgetIn) -> ForgetPolicy:
+    return ForgetPolicy(
+        max_confidence=body.max_confidence,
+        not_accessed_days=body.not_accessed_days,
+        not_observed_days=body.not_observed_days,
+        memory_types=tuple(body.memory_types or ()),
+        action=body.action,
+        dry_run=body.dry_run,
+        limit=body.limit,
+        occurred_after=body.occurred_after,
+        occurred_before=body.occurred_before,
+    )
 
 
 async def _still_allowed(

@@ -13,6 +13,7 @@ Roles are ordered: each can do everything the one before it can.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 from hindsight.errors import Forbidden
@@ -43,6 +44,24 @@ def require(role: Role, needed: Role, what: str) -> None:
             f"{what} needs the {needed.value} role (or higher); this API key has the "
             f"{role.value} role"
         )
+
+
+@dataclass(frozen=True)
+class Access:
+    """What a call does to a namespace, and the least role that may do it."""
+
+    needed: Role
+    what: str  # for the 403: "<what> needs the writer role"
+
+
+# recall included: its log entry is a record of the read, not a change
+READING = Access(Role.READER, "reading memories")
+# observe, edit, delete, append steps, extract, end or consolidate sessions, feedback
+WRITING = Access(Role.WRITER, "changing memories or working memory")
+# the namespace's rules: its policy (what ages, what goes, whom to trust)
+CURATING = Access(Role.CURATOR, "changing the namespace's policy")
+# the whole namespace at once: erase and export
+WHOLE_NAMESPACE = Access(Role.ADMIN, "erasing or exporting a whole namespace")
 
 
 def vouching(

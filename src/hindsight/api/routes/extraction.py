@@ -5,9 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from hindsight.api.deps import CoreDep, PrincipalDep, WritableNamespaceDep
-from hindsight.api.routes.memories import observe_result
-from hindsight.services.observing import Outcome
-from hindsight.wire.extraction import Dropped, Extracted, ExtractIn, ExtractOut
+from hindsight.services import answers
+from hindsight.wire.extraction import ExtractIn, ExtractOut
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["extraction"])
 
@@ -28,26 +27,4 @@ async def extract(
         source=body.source,
         actor=principal.name,
     )
-    kept = extraction.distilled.kept
-    outcomes: list[Outcome | None] = (
-        list(extraction.outcomes) if extraction.outcomes is not None else [None] * len(kept)
-    )
-    return ExtractOut(
-        model=extraction.model,
-        dry_run=body.dry_run,
-        memories=[
-            Extracted(
-                key=k.observation.key,
-                value=k.observation.value,
-                memory_type=k.observation.memory_type,
-                importance=k.observation.importance,
-                tags=list(k.observation.tags),
-                occurred_at=k.observation.occurred_at,
-                action=k.action,
-                result=observe_result(o) if o is not None else None,
-            )
-            for k, o in zip(kept, outcomes, strict=True)
-        ],
-        dropped=[Dropped(**d) for d in extraction.distilled.dropped],
-        existing_memories_shown=extraction.distilled.existing_shown,
-    )
+    return answers.extract_out(extraction, body.dry_run)

@@ -6,6 +6,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from hindsight.api.deps import CoreDep, PrincipalDep
+from hindsight.services import answers
 from hindsight.services.readiness import readiness
 from hindsight.wire.memories import Whoami
 
@@ -21,15 +22,7 @@ async def healthz() -> dict[str, str]:
 @router.get("/v1/whoami", response_model=Whoami, tags=["auth"])
 async def whoami(principal: PrincipalDep) -> Whoami:
     """The API key's name, role and the namespaces it may use."""
-    namespaces = (
-        None if principal.namespaces is None or principal.is_admin else sorted(principal.namespaces)
-    )
-    return Whoami(
-        name=principal.name,
-        namespaces=namespaces,
-        is_admin=principal.is_admin,
-        role=principal.role.value,
-    )
+    return answers.whoami(principal)
 
 
 @router.get("/readyz")

@@ -10,16 +10,15 @@ from fastapi import APIRouter, Query, Response, status
 
 from hindsight import limits
 from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep, WritableNamespaceDep
-from hindsight.services.curation import ForgetPolicy
-from hindsight.services.observing import Outcome, observation_from
-from hindsight.text.secrets import marker_counts
+from hindsight.services import answers
+from hindsight.services.curation import forget_policy
+from hindsight.services.observing import observation_from
 from hindsight.wire.fields import MemoryType
 from hindsight.wire.memories import (
     BatchIn,
     BatchOut,
     ForgetIn,
     ForgetOut,
-    HistoryEntry,
     HistoryOut,
     MemoryIn,
     MemoryOut,
@@ -32,23 +31,6 @@ from hindsight.wire.memories import (
 from hindsight.wire.times import UtcTime
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["memories"])
-
-
-def observe_result(o: Outcome) -> ObserveResult:
-    return ObserveResult(
-        id=o.id,
-        key=o.key,
-        outcome=o.outcome,  # type: ignore[arg-type]
-        confidence=o.confidence,
-        observation_count=o.observation_count,
-        memory_type=o.memory_type,  # type: ignore[arg-type]
-        requested_key=o.requested_key,
-        similarity=o.similarity,
-        redactions=o.redactions,
-        trust=o.trust,
-        confidence_capped=o.confidence_capped,
-        reason=o.reason,
-    )
 
 
 @router.post(
@@ -77,7 +59,7 @@ async def observe_batch(
     )
     if any(o.outcome == "created" for o in outcomes):
         response.status_code = status.HTTP_201_CREATED
-    return BatchOut(results=[observe_result(o) for o in outcomes])
+    return BatchOut(results=[answers.observe_result(o) for o in outcomes])
 
 
 @router.post("/memories", response_model=ObserveResult, status_code=201)
@@ -94,7 +76,7 @@ async def observe_one(
     )
     if outcome.outcome != "created":
         response.status_code = status.HTTP_200_OK
-    return observe_result(outcome)
+    return answers.observe_result(outcome)
 
 
 @router.get("/memories", response_model=MemoryPage)
@@ -201,7 +183,7 @@ async def reject_memory(
     await core.curation.reject(
         namespace, memory_id, actor=principal.name, role=principal.role, note=note
     )
-    return Rejected(id=memory_id, reason="rejected by a curator" + (f": {note}" if note else ""))
+    return answers.rejected(memory_id, note)
 
 
 @router.post("/memories:forget", response_model=ForgetOut)
@@ -211,24 +193,9 @@ async def forget(
     """Run a forgetting policy: archive (default) or delete the active memories matching
     every criterion given, least confident and least used first. Permanent memories are
     never forgotten. `dry_run` lists them and changes nothing."""
-    policy = ForgetPolicy(
-        max_confidence=body.max_confidence,
-        not_accessed_days=body.not_accessed_days,
-        not_observed_days=body.not_observed_days,
-        memory_types=tuple(body.memory_types or ()),
-        action=body.action,
-        dry_run=body.dry_run,
-        limit=body.limit,
-        occurred_after=body.occurred_after,
-        occurred_before=body.occurred_before,
-    )
+    policy = forget_policy(body)
     rows = await core.curation.forget(namespace, policy, actor=principal.name, role=principal.role)
-    return ForgetOut(
-        dry_run=body.dry_run,
-        action=body.action,
-        count=len(rows),
-        memories=[MemoryOut.model_validate(r) for r in rows],
-    )
+    return answers.forget_out(body, rows)
 
 
 @router.get("/memories/{memory_id}/history", response_model=HistoryOut)
@@ -237,15 +204,4 @@ async def memory_history(
 ) -> HistoryOut:
     """Every change, oldest first, with the value and confidence the memory had after it."""
     rows = await core.memory_reads.history(namespace, memory_id)
-    entries = []
-    for r in rows:
-        deleted = r["change"] in ("deleted", "expired")
-        entries.append(
-            HistoryEntry(
-                **r,
-                value=r["old_value"] if deleted else r["new_value"],
-                confidence=r["old_confidence"] if deleted else r["new_confidence"],
-                redactions=marker_counts(r["new_value"]),
-            )
-        )
-    return HistoryOut(memory_id=memory_id, history=entries)
+    return answers.history_out(memory_id, rows)

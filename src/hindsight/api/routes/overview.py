@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Query
 
 from hindsight import limits
 from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep, SessionIdDep
-from hindsight.api.routes.jobs import job_out
+from hindsight.services import answers
 from hindsight.services.overview import OverviewService
 from hindsight.wire.overview import (
     NamespacesOut,
@@ -124,4 +124,4 @@ async def session_jobs(
 ) -> SessionJobsOut:
     """The session's consolidation jobs, newest first: what each observed, dropped and why."""
     jobs = await overview.session_jobs(namespace, session_id)
-    return SessionJobsOut(session_id=session_id, jobs=[job_out(j) for j in jobs])
+    return SessionJobsOut(session_id=session_id, jobs=[answers.job_out(j) for j in jobs])

@@ -9,9 +9,9 @@ from fastapi import APIRouter, Response
 from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
 from hindsight.api.responses import json_response
 from hindsight.errors import NotFound
+from hindsight.services import answers
 from hindsight.services.recall import recall_request
-from hindsight.wire.recall import Components, RecallHit, RecallIn, RecallLogOut, RecallOut
-from hindsight.wire.times import TimeAnchorOut, TimeWindowOut
+from hindsight.wire.recall import RecallIn, RecallLogOut, RecallOut
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["recall"])
 
@@ -25,30 +25,7 @@ async def recall(
     the lifecycle's factors and, when the query names a time ("last May"), the time factor."""
     request = recall_request(body, default_hops=core.settings.recall_hops)
     result = await core.recall.recall(namespace, request, actor=principal.name)
-    out = RecallOut(
-        recall_id=result.recall_id,
-        results=[
-            RecallHit.model_validate(
-                {**r.row, "score": r.score, "components": Components(**r.components)}
-            )
-            for r in result.results
-        ],
-        vector_skipped=result.vector_skipped,
-        rerank_skipped=result.rerank_skipped,
-    )
-    window = result.time_window
-    if window is not None:
-        out.time_window = TimeWindowOut(
-            start=window.start,
-            end=window.end,
-            expression=window.expression,
-            reference_time=window.reference,
-            searched_query=result.searched_query or body.query,
-            event=window.event,
-            anchor=None if window.anchor is None else TimeAnchorOut(**window.anchor),
-            vague=window.vague,
-        )
-    return json_response(out)
+    return json_response(answers.recall_out(result, body.query))
 
 
 @router.get("/recalls/{recall_id}", response_model=RecallLogOut)

@@ -9,13 +9,11 @@ from fastapi import APIRouter, Header, Query, Response, status
 from hindsight import limits
 from hindsight.api.deps import CoreDep, NamespaceDep, SessionIdDep, WritableNamespaceDep
 from hindsight.api.responses import json_response
-from hindsight.api.routes.jobs import job_out
 from hindsight.errors import InvalidInput
-from hindsight.text.secrets import marker_counts
+from hindsight.services import answers
 from hindsight.wire.fields import clean_text
 from hindsight.wire.sessions import (
     ContextOut,
-    EarlierStep,
     JobOut,
     SessionDeleted,
     SessionEnded,
@@ -27,11 +25,6 @@ from hindsight.wire.sessions import (
 )
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/sessions/{session_id}", tags=["sessions"])
-
-
-def _step(session_id: str, row: dict[str, Any]) -> StepOut:
-    redactions = marker_counts(row["content"], row["summary"])
-    return StepOut.model_validate({**row, "session_id": session_id, "redactions": redactions})
 
 
 @router.post("/steps", response_model=StepOut, status_code=201)
@@ -66,7 +59,7 @@ async def append_step(
         occurred_at=body.occurred_at,
     )
     return json_response(
-        _step(session_id, appended.step),
+        answers.step_out(session_id, appended.step),
         status.HTTP_200_OK if appended.replayed else status.HTTP_201_CREATED,
     )
 
@@ -83,7 +76,7 @@ async def recent_steps(
     back through a long session with `before` = the first index of the previous page."""
     rows = await core.sessions.recent(namespace, session_id, recent, before=before)
     return json_response(
-        StepsOut(session_id=session_id, steps=[_step(session_id, r) for r in rows])
+        StepsOut(session_id=session_id, steps=[answers.step_out(session_id, r) for r in rows])
     )
 
 
@@ -98,14 +91,7 @@ async def context(
     """What to put in a prompt: the newest `recent` steps whole, and before them older
     steps as summaries (their content while unsummarised), within `max_chars`."""
     ctx = await core.sessions.context(namespace, session_id, recent=recent, max_chars=max_chars)
-    return json_response(
-        ContextOut(
-            session_id=session_id,
-            recent=[_step(session_id, r) for r in ctx.recent],
-            earlier=[EarlierStep.model_validate(e) for e in ctx.earlier],
-            omitted_steps=ctx.omitted,
-        )
-    )
+    return json_response(answers.context_out(session_id, ctx))
 
 
 @router.delete("/steps:last", response_model=StepOut)
@@ -115,7 +101,7 @@ async def pop_step(
     """Remove the newest live step and answer it (404 when there is none, 409 once the
     session has ended); the next append takes its index again. Not idempotent: each call
     removes one more step."""
-    return _step(session_id, await core.sessions.pop_last(namespace, session_id))
+    return answers.step_out(session_id, await core.sessions.pop_last(namespace, session_id))
 
 
 @router.patch("/steps/{step_index}", response_model=StepOut)
@@ -128,7 +114,7 @@ async def update_step(
 ) -> StepOut:
     """Set (or clear, with null) the summary the context read uses for this step."""
     row = await core.sessions.set_summary(namespace, session_id, step_index, body.summary)
-    return _step(session_id, row)
+    return answers.step_out(session_id, row)
 
 
 def _session(row: dict[str, Any]) -> SessionOut:
@@ -150,9 +136,7 @@ async def end_session(
     consolidated into long-term memory by a background job (`consolidation`; poll
     `GET /jobs/{job_id}`)."""
     row, job = await core.sessions.end(namespace, session_id)
-    return SessionEnded.model_validate(
-        {**row, "step_count": row["next_step"], "consolidation": job_out(job)}
-    )
+    return answers.session_ended(row, job)
 
 
 @router.post(":consolidate", response_model=JobOut, status_code=202)
@@ -161,7 +145,7 @@ async def consolidate(
 ) -> JobOut:
     """Queue a consolidation of the steps not consolidated yet (running it again after it
     succeeded finds nothing new and changes nothing)."""
-    return job_out(await core.sessions.consolidate(namespace, session_id))
+    return answers.job_out(await core.sessions.consolidate(namespace, session_id))
 
 
 @router.delete("", response_model=SessionDeleted)
