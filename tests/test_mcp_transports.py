@@ -7,8 +7,6 @@ import re
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from types import SimpleNamespace
-from typing import Any
 
 import httpx
 import httpx2
@@ -17,9 +15,9 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from hindsight.mcp.http import CLIENTS_MAX, InProcessBackend
 from tests.conftest import ADMIN_KEY, Api
 from tests.support.cli import hindsight
+from tests.support.scrape import total
 from tests.support.servers import ThreadServer, spawn_server
 from tests.test_mcp import ToolFailed, call, over_http, round_trip, run
 
@@ -205,27 +203,33 @@ def test_mcp_over_several_workers(fresh_db: str, redis_url: str, ns: str) -> Non
             proc.kill()
 
 
-def _ctx(authorization: str) -> Any:
-    return SimpleNamespace(headers={"authorization": authorization})
+def test_a_tool_call_is_one_request_with_one_key_check(server: ThreadServer, ns: str) -> None:
+    """A tool call reaches the services directly: the /mcp request is the only request the
+    server sees (no second pass through the REST routes, which would log and count a REST
+    call per tool call and check the key again), and its answer is REST's."""
+    hist = "hindsight_http_request_duration_seconds_count"
+    routes = ("/v1/namespaces/{namespace}/memories", "/v1/namespaces/{namespace}/recall")
 
-
-def test_in_process_clients_are_one_per_key_and_the_busy_ones_stay() -> None:
-    """The cache behind MCP's tool calls: header variants of one key share a client, and
-    a stream of other keys (there are CLIENTS_MAX at most) never pushes out one in use."""
+    def rest_calls(text: str) -> float:
+        return sum(total(text, hist, method="POST", route=r) for r in routes)
 
     async def go() -> None:
-        backend = InProcessBackend(lambda scope, receive, send: None)  # type: ignore[arg-type,return-value]
-        mine = await backend.client(_ctx("Bearer hs_mine"))
-        for variant in ("bearer hs_mine", "Bearer  hs_mine ", "BEARER hs_mine\t"):
-            assert await backend.client(_ctx(variant)) is mine
-        for i in range(3 * CLIENTS_MAX):
-            await backend.client(_ctx(f"Bearer hs_other{i}"))
-            if i % 100 == 0:
-                assert await backend.client(_ctx("Bearer hs_mine")) is mine
-        assert len(backend._clients) == CLIENTS_MAX
-        await backend.aclose()
+        async with over_http(server.url) as client:
+            stored = await call(client, "observe", key="user.tea", value="oolong", namespace=ns)
+            found = await call(client, "recall", query="which tea", namespace=ns)
+        assert stored["outcome"] == "created"
+        assert [h["value"] for h in found["results"]] == ["oolong"]
+        assert set(found["results"][0]["components"]) >= {"similarity", "confidence"}
 
-    asyncio.run(go())
+    metrics = httpx.Client(
+        base_url=server.url, headers={"Authorization": f"Bearer {ADMIN_KEY}"}, timeout=30
+    )
+    before = metrics.get("/metrics").text
+    run(go)
+    after = metrics.get("/metrics").text
+    # MCP's own requests are counted under route "other" (it is not a REST route)
+    assert total(after, hist, route="other") > total(before, hist, route="other")
+    assert rest_calls(after) == rest_calls(before)
 
 
 def test_clients_with_the_initialize_handshake(server: ThreadServer, ns: str) -> None:

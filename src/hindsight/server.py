@@ -78,7 +78,7 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
         principal: Principal = await app.state.hindsight.auth.authenticate(authorization, client)
         return principal
 
-    mcp = McpEndpoint(app, authenticate)
+    mcp = McpEndpoint(lambda: app.state.hindsight, authenticate)
     # routes, not mounts: /mcp itself answers, without a redirect to /mcp/
     for path, endpoint in mcp.routes:
         app.router.add_route(path, endpoint, include_in_schema=False)  # type: ignore[arg-type]

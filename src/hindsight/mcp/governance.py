@@ -12,7 +12,7 @@ from pydantic import Field
 
 from hindsight.mcp import args
 from hindsight.mcp.registration import Target, Tool
-from hindsight.mcp.results import checked_id, dump, rest
+from hindsight.mcp.results import answered, checked_id, dump
 
 # A tool result is one message in the agent's context: a bigger export goes by REST or CLI.
 EXPORT_MAX_CHARS = 5_000_000
@@ -33,7 +33,7 @@ def register(tool: Tool, target: Target) -> None:
         namespace: args.Namespace = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        return dump(await rest(client.quarantined(ns, limit=limit, cursor=cursor)))
+        return dump(await answered(client.quarantined(ns, limit=limit, cursor=cursor)))
 
     @tool(
         "memory_approve",
@@ -47,7 +47,7 @@ def register(tool: Tool, target: Target) -> None:
         namespace: args.Namespace = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        return dump(await rest(client.approve(ns, checked_id(memory_id), reason)))
+        return dump(await answered(client.approve(ns, checked_id(memory_id), reason)))
 
     @tool(
         "memory_reject",
@@ -62,7 +62,7 @@ def register(tool: Tool, target: Target) -> None:
         namespace: args.Namespace = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        return dump(await rest(client.reject(ns, checked_id(memory_id), reason)))
+        return dump(await answered(client.reject(ns, checked_id(memory_id), reason)))
 
     @tool(
         "namespace_policy",
@@ -73,7 +73,7 @@ def register(tool: Tool, target: Target) -> None:
     )
     async def namespace_policy(ctx: Context, namespace: args.Namespace = None) -> Any:
         client, ns = await target(ctx, namespace)
-        return await rest(client.policy(ns))
+        return await answered(client.policy(ns))
 
     @tool(
         "namespace_policy_update",
@@ -87,7 +87,7 @@ def register(tool: Tool, target: Target) -> None:
         namespace: args.Namespace = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        return await rest(client.set_policy(ns, policy))
+        return await answered(client.set_policy(ns, policy))
 
     @tool(
         "namespace_export",
@@ -101,7 +101,7 @@ def register(tool: Tool, target: Target) -> None:
         ctx: Context, sessions: bool = False, namespace: args.Namespace = None
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        lines = await rest(client.export(ns, sessions=sessions))
+        lines = await answered(client.export(ns, sessions=sessions))
         size = sum(len(json.dumps(line)) for line in lines)
         if size > EXPORT_MAX_CHARS:
             raise ToolError(
@@ -128,4 +128,4 @@ def register(tool: Tool, target: Target) -> None:
             raise ToolError(
                 f"confirm: pass confirm={ns!r} to erase namespace {ns!r}; nothing was erased"
             )
-        return dump(await rest(client.erase_namespace(ns)))
+        return dump(await answered(client.erase_namespace(ns)))

@@ -10,19 +10,19 @@
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
-import httpx
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from hindsight.callers import INTERNAL, client_address
-from hindsight.client import AsyncHindsight
-from hindsight.errors import HindsightError, RateLimited, Unauthorized
+from hindsight.callers import client_address
+from hindsight.core import Hindsight
+from hindsight.errors import HindsightError, RateLimited
+from hindsight.mcp.service_client import ServiceClient
 from hindsight.mcp.tools import build_server
 from hindsight.services.auth import Principal, bearer_token, hash_key
 from hindsight.services.names import check_namespace
@@ -30,23 +30,14 @@ from hindsight.services.names import check_namespace
 PATH = "/mcp"
 SSE_PATH = "/sse"
 SSE_MESSAGES_PATH = "/messages/"
-# Where a request's pinned namespace travels from the gate to the tools.
+# What travels from the gate to the tools in the request's state: who the caller is (the
+# principal, and its key's digest), and the namespace the endpoint pins, if any. The
+# principal sits where REST's routes put theirs, so the access log names MCP's callers too.
+PRINCIPAL_STATE = "principal"
+DIGEST_STATE = "hindsight_key_digest"
 NAMESPACE_STATE = "hindsight_namespace"
-# In-process clients kept, one per key; the least recently used go first.
-CLIENTS_MAX = 1000
 
 Authenticate = Callable[[str | None, str | None], Awaitable[Principal]]
-
-
-class _Internal:
-    """Marks the requests tools make to the app, so they are not rate limited twice."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        scope[INTERNAL] = True
-        await self.app(scope, receive, send)
 
 
 def _request_scope(ctx: Context) -> Scope:
@@ -55,53 +46,33 @@ def _request_scope(ctx: Context) -> Scope:
     return scope
 
 
-class InProcessBackend:
-    """Tool calls become REST calls to this very app, in-process, with the caller's key."""
+def _state(ctx: Context) -> dict[str, Any]:
+    state: dict[str, Any] = _request_scope(ctx).get("state") or {}
+    return state
 
-    def __init__(self, app: ASGIApp) -> None:
-        self._transport = httpx.ASGITransport(app=_Internal(app))
-        # By the key's digest: variants of one header share a client, and the raw key is
-        # never a dictionary key that outlives the request.
-        self._clients: OrderedDict[bytes, AsyncHindsight] = OrderedDict()
 
-    def _key(self, ctx: Context) -> str:
-        headers = ctx.headers or {}
-        try:
-            return bearer_token(headers.get("authorization"))
-        except Unauthorized as exc:  # the gate let it through, so this is not expected
-            raise RuntimeError("an MCP request reached a tool without a key") from exc
+class ServiceBackend:
+    """Tool calls go to the services in this process, as the principal the gate let in."""
+
+    def __init__(self, core: Callable[[], Hindsight]) -> None:
+        self._core = core
+
+    async def client(self, ctx: Context) -> ServiceClient:
+        principal = _state(ctx).get(PRINCIPAL_STATE)
+        if not isinstance(principal, Principal):  # the gate lets nothing through without one
+            raise RuntimeError("an MCP request reached a tool without a principal")
+        return ServiceClient(self._core(), principal)
 
     def identity(self, ctx: Context) -> bytes:
-        return hash_key(self._key(ctx))
-
-    async def client(self, ctx: Context) -> AsyncHindsight:
-        key = self._key(ctx)
-        digest = hash_key(key)
-        client = self._clients.get(digest)
-        if client is None:
-            client = AsyncHindsight(
-                "http://hindsight.internal", key, transport=self._transport, max_retries=0
-            )
-            self._clients[digest] = client
-            # In-process clients hold no sockets: one dropped while a call is in flight
-            # finishes that call and is then collected.
-            while len(self._clients) > CLIENTS_MAX:
-                self._clients.popitem(last=False)
-        self._clients.move_to_end(digest)
-        return client
+        digest: bytes = _state(ctx)[DIGEST_STATE]
+        return digest
 
     def default_namespace(self, ctx: Context) -> str | None:
         return self.pinned_namespace(ctx)
 
     def pinned_namespace(self, ctx: Context) -> str | None:
-        state = _request_scope(ctx).get("state") or {}
-        pinned = state.get(NAMESPACE_STATE)
+        pinned = _state(ctx).get(NAMESPACE_STATE)
         return str(pinned) if pinned else None
-
-    async def aclose(self) -> None:
-        for client in self._clients.values():
-            await client.aclose()
-        self._clients.clear()
 
 
 async def _refuse(send: Send, exc: HindsightError) -> None:
@@ -139,13 +110,17 @@ class McpGate:
                 namespace = (scope.get("path_params") or {}).get("namespace")
                 if namespace is not None:
                     principal.require(check_namespace(namespace))
-                    scope.setdefault("state", {})[NAMESPACE_STATE] = namespace
             except HindsightError as exc:
                 await _refuse(send, exc)
                 return
-            digest = hash_key(bearer_token(authorization)).hex()
+            digest = hash_key(bearer_token(authorization))
+            state = scope.setdefault("state", {})
+            state[PRINCIPAL_STATE] = principal
+            state[DIGEST_STATE] = digest
+            if namespace is not None:
+                state[NAMESPACE_STATE] = namespace
             scope["user"] = AuthenticatedUser(
-                AccessToken(token=digest, client_id=digest, scopes=[])
+                AccessToken(token=digest.hex(), client_id=digest.hex(), scopes=[])
             )
         await self.inner(scope, receive, send)
 
@@ -153,9 +128,8 @@ class McpGate:
 class McpEndpoint:
     """The MCP routes: build once with the app, run the session manager in the lifespan."""
 
-    def __init__(self, app: ASGIApp, authenticate: Authenticate) -> None:
-        self.backend = InProcessBackend(app)
-        self.server = build_server(self.backend)
+    def __init__(self, core: Callable[[], Hindsight], authenticate: Authenticate) -> None:
+        self.server = build_server(ServiceBackend(core))
         # The app is reached through whatever host and port it is served on; the API key
         # is what guards it, not the Host header.
         self.server.streamable_http_app(
@@ -176,7 +150,4 @@ class McpEndpoint:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         async with self.server.session_manager.run():
-            try:
-                yield
-            finally:
-                await self.backend.aclose()
+            yield

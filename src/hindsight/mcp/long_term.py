@@ -9,7 +9,7 @@ from mcp.server.mcpserver import Context
 
 from hindsight.mcp import args
 from hindsight.mcp.registration import Target, Tool
-from hindsight.mcp.results import checked_id, dump, given, rest
+from hindsight.mcp.results import answered, checked_id, dump, given
 
 
 def register(tool: Tool, target: Target) -> None:
@@ -45,7 +45,7 @@ def register(tool: Tool, target: Target) -> None:
             metadata=metadata,
             occurred_at=occurred_at,
         )
-        return dump(await rest(client.observe(ns, key, value, **fields)))
+        return dump(await answered(client.observe(ns, key, value, **fields)))
 
     @tool(
         "recall",
@@ -81,7 +81,7 @@ def register(tool: Tool, target: Target) -> None:
             occurred_before=occurred_before,
             reference_time=reference_time,
         )
-        return dump(await rest(client.recall(ns, query, **options)))
+        return dump(await answered(client.recall(ns, query, **options)))
 
     @tool(
         "memory_update",
@@ -115,7 +115,7 @@ def register(tool: Tool, target: Target) -> None:
             status=status,
             occurred_at=occurred_at,
         )
-        return dump(await rest(client.update(ns, checked_id(memory_id), **changes)))
+        return dump(await answered(client.update(ns, checked_id(memory_id), **changes)))
 
     @tool(
         "memory_delete",
@@ -126,7 +126,7 @@ def register(tool: Tool, target: Target) -> None:
         memory_id: args.MemoryId, ctx: Context, namespace: args.Namespace = None
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        await rest(client.delete(ns, checked_id(memory_id)))
+        await answered(client.delete(ns, checked_id(memory_id)))
         return {"deleted": memory_id}
 
     @tool(
@@ -139,7 +139,7 @@ def register(tool: Tool, target: Target) -> None:
         memory_id: args.MemoryId, ctx: Context, namespace: args.Namespace = None
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        return {"history": dump(await rest(client.history(ns, checked_id(memory_id))))}
+        return {"history": dump(await answered(client.history(ns, checked_id(memory_id))))}
 
     @tool(
         "memory_extract",
@@ -157,7 +157,9 @@ def register(tool: Tool, target: Target) -> None:
     ) -> Any:
         client, ns = await target(ctx, namespace)
         return dump(
-            await rest(client.extract(ns, messages, dry_run=dry_run, min_importance=min_importance))
+            await answered(
+                client.extract(ns, messages, dry_run=dry_run, min_importance=min_importance)
+            )
         )
 
     @tool(
@@ -187,7 +189,7 @@ def register(tool: Tool, target: Target) -> None:
             action=action,
             dry_run=dry_run,
         )
-        return dump(await rest(client.forget(ns, **policy)))
+        return dump(await answered(client.forget(ns, **policy)))
 
     @tool(
         "memory_feedback",
@@ -203,4 +205,4 @@ def register(tool: Tool, target: Target) -> None:
         namespace: args.Namespace = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        return dump(await rest(client.feedback(ns, recall_id, used, unused)))
+        return dump(await answered(client.feedback(ns, recall_id, used, unused)))

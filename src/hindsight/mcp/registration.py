@@ -1,5 +1,8 @@
 """What a group of MCP tools is registered with: `Tool` declares one on the server (its
-name, description and hints), `Target` resolves a call's client and namespace."""
+name, description and hints), `Target` resolves a call's client and namespace.
+
+A tool's client is the services in this process (MCP over HTTP, `ServiceClient`) or a
+Hindsight service reached through the SDK (the stdio bridge); both answer the same calls."""
 
 from __future__ import annotations
 
@@ -9,8 +12,10 @@ from typing import Any, Protocol
 from mcp.server.mcpserver import Context
 
 from hindsight.client import AsyncHindsight
+from hindsight.mcp.service_client import ServiceClient
 
-Target = Callable[[Context, str | None], Awaitable[tuple[AsyncHindsight, str]]]
+Client = AsyncHindsight | ServiceClient
+Target = Callable[[Context, str | None], Awaitable[tuple[Client, str]]]
 
 
 class Tool(Protocol):

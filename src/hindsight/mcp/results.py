@@ -1,5 +1,5 @@
-"""How an MCP tool turns its REST call into a result: ids checked before they go into a
-URL, REST errors as tool errors, models as JSON."""
+"""How an MCP tool turns its call into a result: ids checked before they go into a URL,
+errors as tool errors with the message REST gives, models as JSON."""
 
 from __future__ import annotations
 
@@ -7,10 +7,13 @@ import uuid
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
+import psycopg
 from mcp.server.mcpserver.exceptions import ToolError
+from psycopg_pool import PoolTimeout
 from pydantic import BaseModel
 
 from hindsight.client import APIError, TransportError
+from hindsight.errors import HindsightError
 
 T = TypeVar("T")
 
@@ -26,14 +29,17 @@ def checked_id(value: str) -> str:
         ) from None
 
 
-async def rest(awaitable: Awaitable[T]) -> T:
-    """REST errors become tool errors with the same message; the session lives on."""
+async def answered(awaitable: Awaitable[T]) -> T:
+    """The service's errors (raised in this process, or answered by a remote service)
+    become tool errors with the same message; the session lives on."""
     try:
         return await awaitable
-    except APIError as exc:
+    except (APIError, HindsightError) as exc:
         raise ToolError(exc.message) from exc
     except TransportError as exc:
         raise ToolError(f"the Hindsight service is unreachable: {exc}") from exc
+    except (psycopg.OperationalError, PoolTimeout) as exc:
+        raise ToolError("PostgreSQL is unreachable or busy; try again shortly") from exc
 
 
 def dump(value: BaseModel | Sequence[BaseModel] | None) -> Any:

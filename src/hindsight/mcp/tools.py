@@ -1,10 +1,11 @@
 """The MCP server and its tools, registered by group: long-term memory (`long_term`),
 review and namespaces (`governance`), working memory (`working_memory`). Each tool is a thin
-adapter over one REST call made with the caller's own API key, so MCP has the same auth,
-namespace scoping, limits and error messages as REST.
+adapter over one call with the caller's own identity, so MCP has the same auth, namespace
+scoping, limits and error messages as REST.
 
-Over HTTP (`/mcp` in the app) the REST call goes to the app in-process; over stdio
-(`hindsight mcp`) it goes to a Hindsight service by URL.
+Over HTTP (`/mcp` in the app) the call goes to the services in this process
+(`service_client`); over stdio (`hindsight mcp`) it goes to a Hindsight service by URL,
+through the SDK.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
 from hindsight import __version__
-from hindsight.client import AsyncHindsight
 from hindsight.mcp import governance, long_term, working_memory
-from hindsight.mcp.results import rest
+from hindsight.mcp.registration import Client
+from hindsight.mcp.results import answered
 
 INSTRUCTIONS = """Hindsight is your memory.
 - Long-term memory holds claims as key/value pairs (user.favorite_color = blue) with a
@@ -34,9 +35,9 @@ Scores come with their reasons (similarity, keyword match, confidence, how often
 
 
 class Backend(Protocol):
-    """Where a tool's REST call goes, on whose behalf."""
+    """Where a tool's call goes, on whose behalf."""
 
-    async def client(self, ctx: Context) -> AsyncHindsight: ...
+    async def client(self, ctx: Context) -> Client: ...
 
     def identity(self, ctx: Context) -> bytes:
         """Who is calling (a digest of their key), for what is remembered per caller."""
@@ -60,7 +61,7 @@ class Namespaces:
         self._cache: OrderedDict[bytes, tuple[float, list[str] | None]] = OrderedDict()
 
     async def resolve(
-        self, client: AsyncHindsight, who: bytes, given: str | None, backend: Backend, ctx: Context
+        self, client: Client, who: bytes, given: str | None, backend: Backend, ctx: Context
     ) -> str:
         pinned = backend.pinned_namespace(ctx)
         if pinned and given and given != pinned:
@@ -76,7 +77,7 @@ class Namespaces:
         now = time.monotonic()
         cached = self._cache.get(who)
         if cached is None or cached[0] < now:
-            me = await rest(client.whoami())
+            me = await answered(client.whoami())
             scope = None if me.is_admin else me.namespaces
             cached = (now + 30, scope)
             self._cache[who] = cached
@@ -97,7 +98,7 @@ def build_server(backend: Backend) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer("hindsight", instructions=INSTRUCTIONS, version=__version__)
     namespaces = Namespaces()
 
-    async def target(ctx: Context, namespace: str | None) -> tuple[AsyncHindsight, str]:
+    async def target(ctx: Context, namespace: str | None) -> tuple[Client, str]:
         client = await backend.client(ctx)
         who = backend.identity(ctx)
         return client, await namespaces.resolve(client, who, namespace, backend, ctx)

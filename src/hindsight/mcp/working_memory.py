@@ -9,7 +9,7 @@ from mcp.server.mcpserver import Context
 
 from hindsight.mcp import args
 from hindsight.mcp.registration import Target, Tool
-from hindsight.mcp.results import dump, given, rest
+from hindsight.mcp.results import answered, dump, given
 
 
 def register(tool: Tool, target: Target) -> None:
@@ -31,7 +31,7 @@ def register(tool: Tool, target: Target) -> None:
     ) -> Any:
         client, ns = await target(ctx, namespace)
         fields = given(role=role, metadata=metadata, occurred_at=occurred_at)
-        return dump(await rest(client.append_step(ns, session_id, content, **fields)))
+        return dump(await answered(client.append_step(ns, session_id, content, **fields)))
 
     @tool(
         "working_memory_context",
@@ -47,7 +47,7 @@ def register(tool: Tool, target: Target) -> None:
         namespace: args.Namespace = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        return dump(await rest(client.context(ns, session_id, recent, max_chars)))
+        return dump(await answered(client.context(ns, session_id, recent, max_chars)))
 
     @tool(
         "session_end",
@@ -59,4 +59,4 @@ def register(tool: Tool, target: Target) -> None:
         session_id: args.SessionId, ctx: Context, namespace: args.Namespace = None
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        return dump(await rest(client.end_session(ns, session_id)))
+        return dump(await answered(client.end_session(ns, session_id)))
