@@ -271,6 +271,7 @@ class Settings(BaseSettings):
     # source names (or none) keep working unchanged
     trust_default: float = _policy_default("trust.default", 0.7)
     quarantine_below: float = _policy_default("trust.quarantine_below", 0.4)
+    echo_window_seconds: float = _policy_default("trust.echo_window_seconds", 3600.0)
     trust_weight: float = _policy_default("ranking.trust_weight", 0.0)
     lifecycle_interval_seconds: float = Field(default=3600, gt=0)
     lifecycle_batch_size: int = Field(default=1000, ge=1, le=100_000)

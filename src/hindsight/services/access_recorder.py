@@ -22,6 +22,7 @@ import asyncio
 import logging
 import uuid
 from collections import deque
+from collections.abc import Collection
 from datetime import datetime
 
 import psycopg
@@ -66,6 +67,8 @@ class AccessRecorder(BackgroundLoop):
         self._max_counts = max_counts
         self._counts: _Counts = {}
         self._entries: deque[RecallEntry] = deque()
+        # entries taken for a write that has not committed yet: still pending to a reader
+        self._writing: list[RecallEntry] = []
         self._specificities: Specificities = {}
         self._dropped_entries = 0
         self._dropped_counts = 0
@@ -90,6 +93,27 @@ class AccessRecorder(BackgroundLoop):
     @property
     def pending(self) -> int:
         return len(self._entries)
+
+    async def recalled(
+        self,
+        conn: Connection,
+        namespace: str,
+        actor: str,
+        memory_ids: Collection[uuid.UUID],
+        since: datetime,
+    ) -> set[uuid.UUID]:
+        """Which of these memories a recall by `actor` returned since then: the entries
+        still pending here, and the log. (Another worker's pending entries are not seen;
+        they reach the log within `interval`.)"""
+        wanted = set(memory_ids)
+        found = {
+            i
+            for e in (*self._writing, *self._entries)
+            if e.namespace == namespace and e.actor == actor and e.created_at >= since
+            for i in e.result_ids
+            if i in wanted
+        }
+        return found | await recall_log.recalled(conn, namespace, actor, wanted - found, since)
 
     def _merge_counts(self, counts: _Counts) -> None:
         for memory_id, (n, at) in counts.items():
@@ -133,7 +157,7 @@ class AccessRecorder(BackgroundLoop):
             if not self._entries and not self._counts and not self._specificities:
                 return
             counts, entries = self._counts, list(self._entries)
-            self._counts, self._entries = {}, deque()
+            self._counts, self._entries, self._writing = {}, deque(), entries
             # each part is a batch to write; a refused one is split in two
             todo: list[tuple[_Counts, list[RecallEntry]]] = (
                 [(counts, entries)] if counts or entries else []  # else only specificities
@@ -153,6 +177,7 @@ class AccessRecorder(BackgroundLoop):
                 except BaseException:
                     self._put_back([(part_counts, part_entries), *todo])
                     raise
+            self._writing = []
             self._report_drops()
             await self._write_specificities()
 

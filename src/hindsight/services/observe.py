@@ -9,8 +9,10 @@ all-or-nothing.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from pgvector import HalfVector
 
@@ -21,7 +23,14 @@ from hindsight.ids import uuid7
 from hindsight.observability import metrics
 from hindsight.retrieval.keywords import document_vector
 from hindsight.services import roles
-from hindsight.services.observing import Observation, ObserveBatch, Outcome, normalise_tags
+from hindsight.services.access_recorder import AccessRecorder
+from hindsight.services.observing import (
+    Observation,
+    ObserveBatch,
+    Outcome,
+    Recalled,
+    normalise_tags,
+)
 from hindsight.services.policy import PolicyService
 from hindsight.services.redaction import scrubber
 from hindsight.services.roles import Role, vouching
@@ -38,6 +47,19 @@ class Observer:
     writer: Writer
     # also the rules for the writes that skip `observe` (a COPY import, summaries)
     policies: PolicyService
+    # what recall returned to whom lately: an observation echoing it is not evidence
+    recorder: AccessRecorder | None = None
+
+    def _recalled(self, namespace: str, actor: str, window: float) -> Recalled | None:
+        recorder = self.recorder
+        if recorder is None or window <= 0:
+            return None
+        since = datetime.now(UTC) - timedelta(seconds=window)
+
+        async def recalled(conn: Connection, ids: set[uuid.UUID]) -> set[uuid.UUID]:
+            return await recorder.recalled(conn, namespace, actor, ids, since)
+
+        return recalled
 
     async def claims(
         self, items: Sequence[Observation], confidences: Sequence[float]
@@ -113,6 +135,7 @@ class Observer:
             actor=actor,
             then=then,
             ceiling=1.0 if role.at_least(Role.CURATOR) else WRITER_CONFIDENCE_MAX,
+            recalled=self._recalled(namespace, actor, trust.echo_window_seconds or 0.0),
         )
         batch.prepared = await self.claims(
             items, [batch.verdict(o, None).confidence for o in items]

@@ -51,11 +51,15 @@ def observation_from(m: MemoryIn) -> Observation:
     return Observation(**claim, expires_at=expiry(m.expires_at, m.ttl_seconds))
 
 
+# (connection, memory ids) -> those a recall by this batch's actor returned lately
+Recalled = Callable[[Connection, set[uuid.UUID]], Awaitable[set[uuid.UUID]]]
+
+
 @dataclass(frozen=True)
 class Outcome:
     id: uuid.UUID
     key: str
-    outcome: str  # created | reinforced | superseded | quarantined | released
+    outcome: str  # created | reinforced | superseded | quarantined | released | echoed
     confidence: float
     observation_count: int
     memory_type: str
@@ -118,6 +122,8 @@ class ObserveBatch:
     # certainty (`trust.WRITER_CONFIDENCE_MAX`)
     ceiling: float = 1.0
     then: Callable[[Connection, list[Outcome]], Awaitable[None]] | None = None
+    # which of these memories recall returned to this actor within the echo window
+    recalled: Recalled | None = None
     prepared: list[store.NewClaim] = field(default_factory=list)
 
     def verdict(self, o: Observation, live: dict[str, Any] | None) -> Verdict:
@@ -143,6 +149,8 @@ class ObserveBatch:
         holding, releasing = self._partition(state, live, held)
         normal = [p for p in range(len(keys)) if p not in releasing and p not in holding]
         twins = await self._twins(state, normal)
+        echoes = await self._echoes(state, normal, live, twins)
+        normal = [p for p in normal if p not in echoes]
         await self._write_rounds(state, normal, twins)
         await self._release(state, releasing)
         await self._hold(state, holding, held)
@@ -230,6 +238,50 @@ class ObserveBatch:
                 claims[position], key=twin["key"], value=twin["value"]
             )
         return twins
+
+    async def _echoes(
+        self,
+        state: _Run,
+        normal: list[int],
+        live: dict[str, dict[str, Any]],
+        twins: dict[int, dict[str, Any]],
+    ) -> set[int]:
+        """The positions that store back what recall just gave this key: the memory they
+        would reinforce (of their key, or the twin they fold into) was among its results,
+        and they bring no source of their own. Repeating what it was told is not evidence,
+        so they change nothing."""
+        if self.recalled is None:
+            return set()
+        claims = state.claims
+        targets: dict[int, uuid.UUID] = {}
+        for p in normal:
+            o = self.items[p]
+            if o.confidence is not None or o.verified or o.permanent:
+                continue  # a curator setting the memory's standing, not repeating it
+            row = twins.get(p) or live.get(claims[p].key)
+            if row is not None and row["value"] == claims[p].value:
+                targets[p] = row["id"]
+        recalled = await self.recalled(state.conn, set(targets.values())) if targets else set()
+        echoes = set()
+        for p, memory_id in targets.items():
+            if memory_id not in recalled:
+                continue
+            current = live.get(claims[p].key)
+            if p in twins:  # a twin's standing is not among the rows of the batch's keys
+                current = await store.get(state.conn, self.namespace, memory_id, lock=True)
+            if current is None or claims[p].source not in (None, current["source"]):
+                continue  # a source that saw it for itself: real evidence
+            self._outcome(
+                state,
+                p,
+                current,
+                "echoed",
+                "recall returned this memory to this API key moments ago; storing it back "
+                "is not new evidence",
+                twin=twins.get(p),
+            )
+            echoes.add(p)
+        return echoes
 
     async def _write_rounds(
         self, state: _Run, normal: list[int], twins: dict[int, dict[str, Any]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -67,3 +68,23 @@ async def get(conn: Connection, namespace: str, recall_id: uuid.UUID) -> dict[st
         (namespace, recall_id),
     )
     return await cur.fetchone()
+
+
+async def recalled(
+    conn: Connection,
+    namespace: str,
+    actor: str,
+    memory_ids: Collection[uuid.UUID],
+    since: datetime,
+) -> set[uuid.UUID]:
+    """Which of these memories a recall by `actor` returned since then."""
+    if not memory_ids:
+        return set()
+    ids = sorted(memory_ids)
+    cur = await conn.execute(
+        "SELECT DISTINCT m.id FROM recall_log r, unnest(r.result_ids) AS m(id) "
+        "WHERE r.namespace = %s AND r.created_at >= %s AND r.actor = %s "
+        "AND r.result_ids && %s::uuid[] AND m.id = ANY(%s::uuid[])",
+        (namespace, since, actor, array_literal(ids), array_literal(ids)),
+    )
+    return {row["id"] for row in await cur.fetchall()}

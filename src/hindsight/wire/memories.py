@@ -86,9 +86,13 @@ class BatchIn(Strict):
 class ObserveResult(BaseModel):
     id: uuid.UUID
     key: str = Field(description="Key of the memory the item landed in.")
-    outcome: Literal["created", "reinforced", "superseded", "quarantined", "released"] = Field(
-        description="quarantined: stored for review, not recalled (see `reason`); released: a "
-        "quarantined claim this observation confirmed independently, now active."
+    outcome: Literal["created", "reinforced", "superseded", "quarantined", "released", "echoed"] = (
+        Field(
+            description="quarantined: stored for review, not recalled (see `reason`); released: a "
+            "quarantined claim this observation confirmed independently, now active; echoed: "
+            "recall had just returned this memory to the same API key, so storing it back is "
+            "not new evidence and changed nothing (see `reason`)."
+        )
     )
     confidence: float
     observation_count: int
@@ -97,7 +101,9 @@ class ObserveResult(BaseModel):
     confidence_capped: bool = Field(
         default=False, description="The initial confidence was lowered to the source's trust."
     )
-    reason: str | None = Field(default=None, description="Why it was quarantined or released.")
+    reason: str | None = Field(
+        default=None, description="Why it was quarantined, released or echoed."
+    )
     requested_key: str | None = Field(
         default=None,
         description="Set when the item's own key was new but its memory near-identical to "

@@ -114,6 +114,14 @@ class TrustPolicy(_Section):
         le=1,
         description="A claim from a source trusted less than this waits for review.",
     )
+    echo_window_seconds: float | None = Field(
+        default=None,
+        ge=0,
+        le=30 * 86_400,
+        description="An observation of a memory that recall returned to the same API key "
+        "this many seconds before, with no new source, is an echo: it changes nothing "
+        "(outcome `echoed`). 0: every re-observation reinforces.",
+    )
 
     @field_validator("sources")
     @classmethod
