@@ -64,7 +64,7 @@ async def _validation(request: Request, exc: RequestValidationError) -> JSONResp
 
 async def _hindsight(request: Request, exc: HindsightError) -> JSONResponse:
     headers = None
-    if isinstance(exc, Unavailable | RateLimited):
+    if isinstance(exc, Unavailable | RateLimited) and exc.retry_after is not None:
         headers = {"Retry-After": str(exc.retry_after)}
     if exc.status >= 500:
         log.warning("%s %s: %s", request.method, request.url.path, exc.message)
