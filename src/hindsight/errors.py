@@ -53,9 +53,7 @@ class Unavailable(HindsightError):
     code = "unavailable"
     status = 503
 
-    def __init__(
-        self, message: str, *, retry_after: int | None = 1, details: Any = None
-    ) -> None:
+    def __init__(self, message: str, *, retry_after: int | None = 1, details: Any = None) -> None:
         super().__init__(message, details=details)
         # None: waiting does not help, so no Retry-After is sent
         self.retry_after = retry_after
