@@ -130,7 +130,7 @@ def test_a_canary_is_on_no_disk_after_erase_and_compaction(stack: Stack) -> None
     took = time.monotonic() - started
     compacted = json.loads(out.stdout)["compacted"]
     assert compacted["postgres"]["wal_switched"] and compacted["redis"]["aof_rewritten"]
-    # quoted in the README: erase call to canary gone, and the compaction's own share
+    # quoted in docs/security.md: erase call to canary gone, and the compaction's own share
     print(f"time to forget: {took:.2f}s (compaction {compacted['seconds']:.2f}s)")
 
 

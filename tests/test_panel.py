@@ -310,6 +310,12 @@ def test_recall_playground_shows_each_component(page: Any, api: Api) -> None:
     formula = page.inner_text("#formula")
     assert formula.startswith("Here: score = relevance × confidence × access boost × tier weight")
     assert "recency factor" in formula and "importance factor" in formula
+    # a recall without a time expression has no time window: nothing stands in for it
+    assert "null" not in page.inner_text("#results")
+    # the page's own formula names every factor the results show
+    intro = page.inner_text("main")
+    for factor in ("specificity factor", "trust factor", "tier weight", "importance factor"):
+        assert f"× {factor}" in intro and factor in formula, factor
     shot(page, "recall")
 
     logged = api.client.get(f"{api.base}/recalls", params={"limit": 1}).json()["recalls"][0]

@@ -1,6 +1,7 @@
 """The permission table (`hindsight.services.permissions`) checked against the service:
 every memory-changing endpoint × role × memory state, over HTTP, and a few MCP tools,
-each answer compared with what the table says. The README prints the same table."""
+each answer compared with what the table says. The security page of the docs prints the
+same table."""
 
 from __future__ import annotations
 
@@ -23,12 +24,14 @@ from tests.test_mcp import ToolFailed, call, over_http, run
 
 # the fixture test_roles gives its tests: an API client per role, in the test's namespace
 as_role = test_roles.as_role
-README = Path(__file__).resolve().parents[1] / "README.md"
+SECURITY_PAGE = Path(__file__).resolve().parents[1] / "docs" / "security.md"
 
 
-def test_the_readme_prints_the_table() -> None:
-    text = README.read_text()
-    assert markdown() in text, "README's permission table differs: paste permissions.markdown()"
+def test_the_docs_print_the_table() -> None:
+    text = SECURITY_PAGE.read_text()
+    assert markdown() in text, (
+        "docs/security.md's permission table differs: paste permissions.markdown()"
+    )
 
 
 def test_the_table_covers_every_role_action_and_state() -> None:
@@ -175,7 +178,7 @@ def test_mcp_tools_follow_the_table(
     )
 
 
-def test_readme_table_shape() -> None:
+def test_printed_table_shape() -> None:
     rows = [
         ln for ln in markdown().splitlines() if re.match(r"\| (reader|writer|curator|admin) ", ln)
     ]

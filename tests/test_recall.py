@@ -310,7 +310,7 @@ def test_a_small_namespace_beside_a_big_one_is_not_read_by_scanning_the_table(
         assert asyncio.run(scans_of_tiny(arm)) == (1, 0), arm
 
 
-# --- the README's fusion options and observation window, over REST ----------------------
+# --- the fusion options and observation window of docs/concepts.md, over REST ----------
 
 COFFEE = (
     {"key": "drink.morning", "value": "coffee beans from Kenya, ground fresh every morning"},

@@ -214,6 +214,24 @@ def test_transient_failures_are_retried_others_are_not(flaky: Flaky, ns: str) ->
         assert len(flaky.seen) == 1
 
 
+def test_a_configuration_error_is_not_retried(flaky: Flaky, ns: str) -> None:
+    """Extraction without an LLM is a 503 no wait cures: answered once, at once, with no
+    Retry-After (it used to say 3600, and the SDK waited 90 s over three retries)."""
+    conversation = [{"role": "user", "content": "I live in Oslo"}]
+    raw = httpx.post(
+        f"{flaky.url}/v1/namespaces/{ns}/memories:extract",
+        json={"messages": conversation},
+        headers={"Authorization": f"Bearer {ADMIN_KEY}"},
+    )
+    assert raw.status_code == 503 and raw.json()["error"]["code"] == "not_configured"
+    assert "retry-after" not in raw.headers
+    assert "HINDSIGHT_LLM_MODEL" in raw.json()["error"]["message"]
+    flaky.seen.clear()
+    with Hindsight(flaky.url, ADMIN_KEY, max_retries=3) as hs, pytest.raises(APIError) as err:
+        hs.extract(ns, conversation)
+    assert err.value.code == "not_configured" and len(flaky.seen) == 1
+
+
 def test_a_timed_out_append_is_retried_without_doubling_the_step(flaky: Flaky, ns: str) -> None:
     # a timeout well above any answer's time on a busy machine: a slow answer to a request
     # that was not hung must not time out (an observe is not retried)

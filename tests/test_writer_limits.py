@@ -1,5 +1,5 @@
 """What a writer key may not do to what a curator vouched for, tried over HTTP as an
-attacker with the README in hand would (issue 31)."""
+attacker with the docs in hand would (issue 31)."""
 
 from __future__ import annotations
 

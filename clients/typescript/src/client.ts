@@ -10,6 +10,7 @@ import {
   backoffMs,
   idempotencyKey,
   result,
+  permanent,
   retryable,
 } from "./transport.js";
 
@@ -148,7 +149,9 @@ export class Hindsight {
       } catch (exc) {
         error = exc;
       }
-      if (response && !TRANSIENT_STATUSES.has(response.status)) return result(c, response);
+      if (response && (!TRANSIENT_STATUSES.has(response.status) || (await permanent(response)))) {
+        return result(c, response);
+      }
       if (attempt >= this.#maxRetries || !retryable(c, response, error)) {
         if (response) return result(c, response);
         throw new TransportError(`${c.method} ${c.path}: ${describe(error)}`, { cause: error });

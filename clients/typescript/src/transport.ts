@@ -81,6 +81,21 @@ export function neverSent(error: unknown): boolean {
  * (cannot connect). A timeout or a dropped connection after sending is retried only for
  * calls that are safe to repeat.
  */
+/** Error codes no wait makes pass: the operator must configure something first (e.g.
+ * extraction without an LLM answers 503 `not_configured`). */
+export const PERMANENT_CODES: ReadonlySet<string> = new Set(["not_configured"]);
+
+/** A transient status whose error code says it is not transient after all. */
+export async function permanent(response: Response): Promise<boolean> {
+  if (!TRANSIENT_STATUSES.has(response.status)) return false;
+  try {
+    const body = (await response.clone().json()) as { error?: { code?: unknown } } | null;
+    return PERMANENT_CODES.has(String(body?.error?.code));
+  } catch {
+    return false;
+  }
+}
+
 export function retryable<T>(call: Call<T>, response?: Response, error?: unknown): boolean {
   if (response) return TRANSIENT_STATUSES.has(response.status);
   return neverSent(error) || call.idempotent;

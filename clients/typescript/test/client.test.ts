@@ -214,6 +214,12 @@ describe("retry rules", () => {
     assert.equal(s.count(), 2);
   });
 
+  test("a 503 not_configured is not retried: no wait makes it pass", async () => {
+    const s = await fake((_, res) => json(res, 503, { error: { code: "not_configured", message: "set HINDSIGHT_LLM_MODEL" } }));
+    await assert.rejects(new Hindsight(s.url).whoami(), (e: unknown) => e instanceof APIError && e.code === "not_configured");
+    assert.equal(s.count(), 1);
+  });
+
   test("other errors are not retried and carry the server's message", async () => {
     const s = await fake((_, res) => json(res, 422, { error: { code: "invalid", message: "key: too long", details: [1] } }));
     await assert.rejects(new Hindsight(s.url).observe("n", { key: "k", value: "v" }), (e: unknown) => {

@@ -20,13 +20,24 @@ class _TooLarge(Exception):
     pass
 
 
-def _body(limit: int) -> bytes:
+def too_large(limit: int | None, path: str) -> str:
+    """What to do about a body over the limit depends on what was sent."""
+    if path.endswith(":batch") or path.endswith(":import"):
+        fix = "send fewer memories per batch"
+    elif "/steps" in path:
+        fix = "send a shorter step (or put the bulk elsewhere and store a reference)"
+    else:
+        fix = "send a smaller body"
+    most = f"at most {limit:,} bytes" if limit is not None else "see"
+    return f"request body too large ({most} HINDSIGHT_MAX_BODY_BYTES); {fix}"
+
+
+def _body(limit: int, path: str) -> bytes:
     return json.dumps(
         {
             "error": {
                 "code": "payload_too_large",
-                "message": f"request body too large: at most {limit} bytes; "
-                "send fewer memories per batch",
+                "message": too_large(limit, path),
                 "details": {"max_bytes": limit},
             }
         }
@@ -38,9 +49,9 @@ class BodyLimit:
         self.app = app
         self.max_bytes = max_bytes
 
-    async def _refuse(self, send: Send) -> None:
+    async def _refuse(self, scope: Scope, send: Send) -> None:
         # the rest of the body is never read: close rather than leave it in the socket
-        await send_json(send, 413, _body(self.max_bytes), close=True)
+        await send_json(send, 413, _body(self.max_bytes, scope.get("path", "")), close=True)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -48,7 +59,7 @@ class BodyLimit:
             return
         for name, value in scope.get("headers", []):
             if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
-                await self._refuse(send)
+                await self._refuse(scope, send)
                 return
         seen = 0
         started = False
@@ -71,7 +82,7 @@ class BodyLimit:
             if exceeded:
                 if message["type"] == "http.response.start" and not started:
                     started = True
-                    await self._refuse(send)
+                    await self._refuse(scope, send)
                 return
             if message["type"] == "http.response.start":
                 started = True
@@ -82,4 +93,4 @@ class BodyLimit:
         except _TooLarge:
             if not started:
                 started = True
-                await self._refuse(send)
+                await self._refuse(scope, send)

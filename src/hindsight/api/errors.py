@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hindsight import limits
+from hindsight.api.body_limit import too_large
 from hindsight.errors import HindsightError, RateLimited, Unavailable
 from hindsight.observability import metrics
 from hindsight.wire.errors import describe, field_path, summary
@@ -32,9 +33,22 @@ def error_response(
     )
 
 
+def _body_hint(request: Request, error: dict[str, Any]) -> str | None:
+    """A body that is not the object the call expects: most often JSON sent without its
+    Content-Type (FastAPI then sees text), or a batch's list sent without its wrapper."""
+    if error.get("type") != "model_attributes_type" or tuple(error.get("loc", ())) != ("body",):
+        return None
+    if "application/json" not in request.headers.get("content-type", ""):
+        return "body: not read as JSON; send the header Content-Type: application/json"
+    if isinstance(error.get("input"), list):
+        wrapper = '{"memories": [...]}' if request.url.path.endswith(":batch") else "an object"
+        return f"body: a JSON array where {wrapper} is expected; wrap the list"
+    return None
+
+
 async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
     errors = list(exc.errors())
-    described = [describe(e) for e in errors]
+    described = [_body_hint(request, e) or describe(e) for e in errors]
     message = summary(described)
     details = [
         {"field": field_path(e.get("loc", ())), "message": d, "type": e.get("type")}
@@ -45,7 +59,7 @@ async def _validation(request: Request, exc: RequestValidationError) -> JSONResp
 
 async def _hindsight(request: Request, exc: HindsightError) -> JSONResponse:
     headers = None
-    if isinstance(exc, Unavailable | RateLimited):
+    if isinstance(exc, Unavailable | RateLimited) and exc.retry_after is not None:
         headers = {"Retry-After": str(exc.retry_after)}
     if exc.status >= 500:
         log.warning("%s %s: %s", request.method, request.url.path, exc.message)
@@ -91,7 +105,13 @@ async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
     if exc.status_code == 404 and message == "Not Found":
         message = f"no such endpoint: {request.method} {request.url.path}; see /docs"
     if exc.status_code == 413:
-        message = "request body too large; send fewer memories per batch"
+        message = too_large(None, request.url.path)
+    if exc.status_code == 405:
+        headers = {k.lower(): v for k, v in (getattr(exc, "headers", None) or {}).items()}
+        allowed = headers.get("allow", "")
+        message = f"{request.method} is not allowed on {request.url.path}"
+        if allowed:
+            message += f"; it takes {allowed} (see /docs)"
     return error_response(
         exc.status_code,
         codes.get(exc.status_code, "http_error"),

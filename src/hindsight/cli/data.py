@@ -14,7 +14,8 @@ from typing import Any
 
 import click
 
-from hindsight.cli.common import friendly
+from hindsight.cli.common import friendly, load_settings
+from hindsight.config import Settings
 
 
 def _checked(namespace: str) -> str:
@@ -42,6 +43,32 @@ async def _refuse_if_erased_since(pool: Any, namespace: str, header: str) -> Non
         )
 
 
+def _refuse_while_serving(settings: Settings, namespace: str | None) -> None:
+    """The embedded stores belong to the `hindsight serve` running on them: say so before
+    asking anything, and name the call that erases through it."""
+    from hindsight.runtime.stores import serving_pid
+
+    if settings.database_url and settings.redis_url:
+        return  # stores of their own: erase works beside a running service
+    pid = serving_pid(settings.data_dir)
+    if pid is None:
+        return
+    if namespace is None:
+        how = "stop it, then compact"
+    else:
+        how = (
+            "erase through it instead: curl -X DELETE "
+            f"http://{settings.host}:{settings.port}/v1/namespaces/{namespace} "
+            f'-H "Authorization: Bearer $(cat {settings.data_dir / "admin-api-key"})" '
+            "(an admin key); to take erased data off the disk too, stop it and run "
+            "`hindsight erase --compact`"
+        )
+    raise click.ClickException(
+        f"`hindsight serve` (pid {pid}) is running on {settings.data_dir} and owns its "
+        f"embedded PostgreSQL and Redis; {how}"
+    )
+
+
 @click.command()
 @click.option("--namespace", default=None, help="The namespace to erase.")
 @click.option(
@@ -57,18 +84,18 @@ def erase(namespace: str | None, compact: bool, yes: bool) -> None:
     """Erase a namespace: every row of it in every table and every Redis key. Prints the
     receipt (counts per store) as JSON."""
     from hindsight import core
-    from hindsight.cli.common import load_settings
     from hindsight.runtime.stores import serving_stores
 
     if namespace is None and not compact:
         raise click.UsageError("give --namespace, --compact or both")
     if namespace is not None:
         _checked(namespace)
-        if not yes:
-            click.confirm(
-                f"Erase everything of namespace {namespace!r}? This cannot be undone", abort=True
-            )
     settings = load_settings()
+    _refuse_while_serving(settings, namespace)
+    if namespace is not None and not yes:
+        click.confirm(
+            f"Erase everything of namespace {namespace!r}? This cannot be undone", abort=True
+        )
 
     async def go(database_url: str, redis_url: str | None) -> dict[str, Any]:
         hs = await core.start(

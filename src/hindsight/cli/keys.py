@@ -73,6 +73,12 @@ def keys_list() -> None:
 
     with database_url(settings) as url:
         rows = asyncio.run(go(url))
+    if not rows:
+        click.echo(
+            "no API keys yet: `hindsight serve` creates an admin key on its first start", err=True
+        )
+        return
+    click.echo("name\tprefix\trole\tnamespaces\tstate\tid")
     for r in rows:
         scope = ",".join(r["namespaces"] or ["*"])
         state = "revoked" if r["revoked_at"] else "active"

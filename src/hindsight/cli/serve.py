@@ -8,6 +8,7 @@ import logging
 import os
 import secrets
 import signal
+import socket
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -87,6 +88,26 @@ def _save_key(directory: Path, key: str) -> Path:
     return path
 
 
+def _check_port_free(host: str, port: int) -> None:
+    """Before anything is started or created (stores, an admin key): a port in use would
+    otherwise end the start-up with uvicorn's bare `[Errno 98]`. Bound as uvicorn binds it
+    (SO_REUSEADDR), so a port only in TIME_WAIT is not taken for busy."""
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            other = 8081 if port == 8080 else port + 1
+            raise click.ClickException(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc} (is another "
+                f"`hindsight serve` or another program using it?). Choose another port with "
+                f"`hindsight serve --port {other}` or HINDSIGHT_PORT={other}."
+            ) from None
+
+
 @click.command()
 @click.option("--host", default=None, help="Interface to bind (default 127.0.0.1).")
 @click.option("--port", type=int, default=None, help="Port (default 8080).")
@@ -101,6 +122,7 @@ def serve(host: str | None, port: int | None, workers: int | None) -> None:
 
     settings = load_settings(host=host, port=port, workers=workers)
     configure_logging(settings)
+    _check_port_free(settings.host, settings.port)
     with serving_stores(settings) as urls, _signals_end_serving():
         if settings.auto_migrate:
             asyncio.run(core.migrate_for(settings, urls.database_url))

@@ -13,6 +13,9 @@ from hindsight.client._call import Call
 
 # HTTP statuses that mean "not done, try again": the server refused before acting.
 TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
+# ... except these error codes, which no wait makes pass: the operator must configure
+# something first (e.g. extraction without an LLM)
+PERMANENT_CODES = frozenset({"not_configured"})
 
 
 class APIError(Exception):
@@ -59,7 +62,10 @@ def retryable(call: Call, *, response: httpx.Response | None, error: Exception |
     (cannot connect). A timeout or a dropped connection after sending is retried only for
     calls that are safe to repeat."""
     if response is not None:
-        return response.status_code in TRANSIENT_STATUSES
+        return (
+            response.status_code in TRANSIENT_STATUSES
+            and error_from(response).code not in PERMANENT_CODES
+        )
     if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout):
         return True
     return call.idempotent and isinstance(error, httpx.TransportError)

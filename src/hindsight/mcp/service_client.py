@@ -107,7 +107,9 @@ class ServiceClient:
     async def observe(self, namespace: str, key: str, value: str, **fields: Any) -> ObserveResult:
         ns = self._enter(namespace, roles.WRITING)
         body = _parsed(MemoryIn, {"key": key, "value": value, **fields})
-        (outcome,) = await self._core.observer.observe(ns, [observation_from(body)], **self._who)
+        (outcome,) = await self._core.observer.observe(
+            ns, [observation_from(body)], **self._who, single=True
+        )
         return answers.observe_result(outcome)
 
     async def recall(self, namespace: str, query: str, **options: Any) -> RecallOut:

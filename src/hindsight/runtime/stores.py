@@ -46,6 +46,21 @@ def data_dir_lock(data_dir: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def serving_pid(data_dir: Path) -> str | None:
+    """The pid of the `hindsight serve` that owns `data_dir`'s embedded servers, if one
+    runs: a command that needs them to itself can say so before it asks or starts anything."""
+    path = data_dir / "serve.lock"
+    if not path.exists():
+        return None
+    with open(path) as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return handle.read().strip() or "?"
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return None
+
+
 @contextmanager
 def database_url(settings: Settings, *, owner: bool = False) -> Iterator[str]:
     if settings.database_url:

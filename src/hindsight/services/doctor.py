@@ -74,6 +74,15 @@ def disk(settings: Settings) -> Check:
     return Check("disk", True, detail)
 
 
+def server_version(number: int) -> str:
+    """libpq's server_version is an integer (180004 for 18.4, 90624 for 9.6.24); as people
+    write it."""
+    major, minor = number // 10000, number % 10000
+    if major >= 10:
+        return f"{major}.{minor}"
+    return f"{major}.{minor // 100}.{minor % 100}"
+
+
 async def redis(settings: Settings) -> Check:
     url = settings.redis_url
     if url is None:
@@ -149,7 +158,11 @@ async def database(settings: Settings, url: str) -> list[Check]:
                 "password, database)",
             )
         ]
-    checks = [Check("postgres", True, f"reachable (server {conn.info.server_version})")]
+    checks = [
+        Check(
+            "postgres", True, f"reachable (PostgreSQL {server_version(conn.info.server_version)})"
+        )
+    ]
     async with conn:
         version = await diagnostics.pgvector_version(conn)
         if version is None:

@@ -50,8 +50,7 @@ class ExtractionService:
             raise NotConfigured(
                 "extraction needs an LLM: set HINDSIGHT_LLM_MODEL (and HINDSIGHT_LLM_BASE_URL "
                 "for a server other than OpenAI, HINDSIGHT_LLM_API_KEY if it needs one). "
-                "Everything else works without one.",
-                retry_after=3600,
+                "Everything else works without one."
             )
         threshold = (
             self._settings.extraction_min_importance if min_importance is None else min_importance

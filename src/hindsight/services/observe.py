@@ -101,6 +101,7 @@ class Observer:
         role: Role = Role.WRITER,
         then: Callable[[Connection, list[Outcome]], Awaitable[None]] | None = None,
         dedup: bool = True,
+        single: bool = False,
     ) -> list[Outcome]:
         """Store or reinforce each item, in order, all in one transaction.
 
@@ -117,9 +118,10 @@ class Observer:
         for i, o in enumerate(items):
             what = vouching(o.verified or None, o.permanent or None, o.confidence, initial)
             if what is not None:
-                roles.require(role, Role.CURATOR, f"memories[{i}]: {what}")
+                roles.require(role, Role.CURATOR, what if single else f"memories[{i}]: {what}")
         scrub = await scrubber(self.policies, namespace)
-        items, redactions = scrub.observations(items)
+        # `single`: one memory sent alone (POST /memories), whose errors name its fields bare
+        items, redactions = scrub.observations(items, single=single)
         trust = (await self.policies.get(namespace)).trust
         assert trust is not None
         batch = ObserveBatch(

@@ -113,7 +113,7 @@ class Scrubber:
         return text
 
     def observations(
-        self, items: Sequence[Observation]
+        self, items: Sequence[Observation], *, single: bool = False
     ) -> tuple[list[Observation], list[dict[str, int]]]:
         """Observations with every text field cleaned (key, value, source, tags, metadata),
         and what was redacted from each (or 422 in reject mode, naming the item's field)."""
@@ -121,7 +121,7 @@ class Scrubber:
         counts: list[dict[str, int]] = []
         for i, o in enumerate(items):
             before = Counter(self.counts)
-            at = f"memories[{i}]"
+            at = "" if single else f"memories[{i}]."
             # the trust check reads key and value; an instruction planted in a tag or in
             # metadata reaches an agent's prompt as well (MCP hands them over), so it makes
             # the claim a suspect and it waits for review like one from a marked message
@@ -133,11 +133,11 @@ class Scrubber:
                 dataclasses.replace(
                     o,
                     suspect=suspect,
-                    key=self(f"{at}.key", o.key),
-                    value=self(f"{at}.value", o.value),
-                    source=self.optional(f"{at}.source", o.source),
-                    tags=self.strings(f"{at}.tags", o.tags),
-                    metadata=self.json(f"{at}.metadata", o.metadata),
+                    key=self(f"{at}key", o.key),
+                    value=self(f"{at}value", o.value),
+                    source=self.optional(f"{at}source", o.source),
+                    tags=self.strings(f"{at}tags", o.tags),
+                    metadata=self.json(f"{at}metadata", o.metadata),
                 )
             )
             counts.append(dict(self.counts - before))

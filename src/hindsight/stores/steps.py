@@ -217,10 +217,17 @@ async def session(conn: Connection, namespace: str, session_id: str) -> dict[str
 
 
 async def end(conn: Connection, namespace: str, session_id: str) -> dict[str, Any] | None:
+    """End the session; the session as `session` reads it, so that the answer to `:end`
+    carries the same fields as `GET /sessions/{sid}`."""
     cur = await conn.execute(
-        "UPDATE working_sessions SET status = 'ended', ended_at = coalesce(ended_at, now()), "
-        "updated_at = now() WHERE namespace = %s AND session_id = %s "
-        "RETURNING namespace, session_id, status, next_step, ended_at, expires_at",
+        "WITH ended AS (UPDATE working_sessions SET status = 'ended', "
+        "ended_at = coalesce(ended_at, now()), updated_at = now() "
+        "WHERE namespace = %s AND session_id = %s "
+        "RETURNING namespace, session_id, status, next_step, metadata, created_at, updated_at, "
+        "ended_at, expires_at) "
+        "SELECT e.*, (SELECT count(*) FROM working_memory w WHERE w.namespace = e.namespace "
+        " AND w.session_id = e.session_id AND w.expires_at > now()) AS live_steps "
+        "FROM ended e",
         (namespace, session_id),
     )
     return await cur.fetchone()

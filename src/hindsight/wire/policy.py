@@ -66,8 +66,12 @@ class LifecyclePolicy(_Section):
 
 
 class TierWeights(_Section):
-    active: float | None = Field(default=None, ge=0, le=1)
-    cold: float | None = Field(default=None, ge=0, le=1)
+    active: float | None = Field(
+        default=None, ge=0, le=1, description="Score factor of an active memory in recall."
+    )
+    cold: float | None = Field(
+        default=None, ge=0, le=1, description="Score factor of a cold memory in recall."
+    )
 
 
 class RankingPolicy(_Section):

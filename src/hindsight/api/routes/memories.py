@@ -72,7 +72,11 @@ async def observe_one(
 ) -> ObserveResult:
     """Store or reinforce one memory (201 when created, 200 otherwise)."""
     (outcome,) = await core.observer.observe(
-        namespace, [observation_from(body)], actor=principal.name, role=principal.role
+        namespace,
+        [observation_from(body)],
+        actor=principal.name,
+        role=principal.role,
+        single=True,
     )
     if outcome.outcome != "created":
         response.status_code = status.HTTP_200_OK

@@ -81,14 +81,16 @@ export async function render({ main, currentNamespace, showError }) {
       const r = await call("POST", `${base(ns)}/recall`, bodyOf(e.target.elements));
       showError(null);
       const byId = Object.fromEntries(r.results.map((x) => [x.id, x]));
-      out.replaceChildren(
+      // replaceChildren prints a null as the text "null": leave absent parts out
+      out.replaceChildren(...[
         h("p", { class: "muted" }, `${r.results.length} result(s) · recall `, link("recalls", { ns, recall: r.recall_id }, r.recall_id),
           " · recalling counts as an access"),
         r.time_window ? h("p", { class: "muted", id: "time-window" },
           `"${r.time_window.expression}": ${r.time_window.start} to ${r.time_window.end}; `,
           "memories that occurred outside it score less (time factor)") : null,
         r.results.length ? h("p", { class: "muted", id: "formula" }, `Here: ${formula(r.results)}`) : null,
-        ...(r.results.length ? r.results.map((x, i) => hit(x, i, byId, ns)) : [h("p", {}, "Nothing matched.")]));
+        ...(r.results.length ? r.results.map((x, i) => hit(x, i, byId, ns)) : [h("p", {}, "Nothing matched.")]),
+      ].filter((part) => part !== null));
     } catch (err) {
       showError(err);
       out.replaceChildren(h("p", { class: "muted" }, "No results: see the error above."));
@@ -96,8 +98,9 @@ export async function render({ main, currentNamespace, showError }) {
   };
   main.replaceChildren(h("h1", {}, `Recall in ${ns}`),
     h("p", { class: "muted" },
-      "score = relevance × confidence × access boost × tier weight × recency factor × importance factor; ",
-      "relevance fuses similarity and keyword match. The lifecycle factors come from the namespace's policy ",
+      "score = relevance × confidence × access boost × specificity factor × trust factor × tier weight × ",
+      "recency factor × importance factor (× time factor when the query names a time); ",
+      "relevance fuses similarity and keyword match. Trust and the lifecycle factors come from the namespace's policy ",
       "(a factor whose weight is 0 is 1 and changes nothing)."),
     form(p, submit), out);
 }
