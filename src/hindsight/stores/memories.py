@@ -2,7 +2,7 @@
 Searching them (recall's arms, the near-duplicate check) is `stores.search`.
 
 History rows and keyword statistics are written by triggers (see migration 0001); every
-writing statement here sets `hindsight.actor` for them in the same statement.
+writing function here sets `hindsight.actor` for them first (`stores.attribution`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from psycopg.types.json import Jsonb
 
 from hindsight.db.pool import Connection
 from hindsight.stores.arrays import array_literal
+from hindsight.stores.attribution import attribute
 from hindsight.stores.filters import LIVE_BY_STATUS, MemoryFilter, filter_sql
 
 _ACCESS = "FROM memory_access a WHERE a.namespace = m.namespace AND a.memory_id = m.id"
@@ -38,8 +39,6 @@ MEMORY_COLUMNS = _columns(f"coalesce((SELECT a.access_count {_ACCESS}), 0)", _LA
 # The same, where the query has joined the memory's memory_access row as `a` (one probe
 # of it instead of one per column).
 MEMORY_COLUMNS_JOINED = _columns("coalesce(a.access_count, 0)", "a.last_accessed")
-
-_ACTOR = "set_config('hindsight.actor', %(actor)s, true) IS NOT NULL"
 
 
 @dataclass(frozen=True)
@@ -71,14 +70,17 @@ class NewClaim:
 # claim starts over at the initial confidence, and the trigger files the old value in history.
 # occurred_at: a reinforcement keeps the earliest time known (the same claim reported again
 # later happened no later than its first report; a PATCH moves it), a new value takes its own.
-_OBSERVE = f"""
+# (Parameters carry their types: Citus plans the statement in parts, and a worker is not
+# told a bare parameter's type. Nor is it told the parameters of DO UPDATE SET: the step
+# and ceiling go there as numbers in the text.)
+_OBSERVE = """
 INSERT INTO long_term_memory AS t (
     id, namespace, mem_key, mem_value, memory_type, embedding, keywords, keyword_terms,
     confidence, importance, source, tags, metadata, verified, permanent, changed_by, expires_at,
     occurred_at)
-SELECT x.id, %(ns)s, x.key, x.value, x.memory_type, x.embedding, x.keywords,
+SELECT x.id, %(ns)s::text, x.key, x.value, x.memory_type, x.embedding, x.keywords,
        x.terms::int[], x.confidence, x.importance, x.source, x.tags::text[], x.metadata,
-       x.verified, x.permanent, %(actor)s, x.expires_at, x.occurred_at
+       x.verified, x.permanent, %(actor)s::text, x.expires_at, x.occurred_at
 FROM unnest(%(ids)s::uuid[], %(keys)s::text[], %(values)s::text[], %(types)s::text[],
             %(embeddings)s::halfvec[], %(keywords)s::sparsevec[], %(terms)s::text[],
             %(confidences)s::numeric[], %(importances)s::float8[], %(sources)s::text[],
@@ -86,10 +88,10 @@ FROM unnest(%(ids)s::uuid[], %(keys)s::text[], %(values)s::text[], %(types)s::te
             %(expires)s::timestamptz[], %(occurred)s::timestamptz[])
      AS x(id, key, value, memory_type, embedding, keywords, terms, confidence, importance,
           source, tags, metadata, verified, permanent, expires_at, occurred_at)
-WHERE {_ACTOR}
 ON CONFLICT (namespace, mem_key) WHERE live DO UPDATE SET
     confidence = CASE WHEN t.mem_value = excluded.mem_value
-                      THEN greatest(t.confidence, least(%(ceiling)s, t.confidence + %(step)s))
+                      THEN greatest(t.confidence,
+                                    least(CEILING::numeric, t.confidence + STEP::numeric))
                       ELSE excluded.confidence END,
     observation_count = CASE WHEN t.mem_value = excluded.mem_value
                              THEN t.observation_count + 1 ELSE 1 END,
@@ -117,8 +119,9 @@ ON CONFLICT (namespace, mem_key) WHERE live DO UPDATE SET
                        THEN least(t.occurred_at, excluded.occurred_at)
                        ELSE excluded.occurred_at END,
     changed_by = excluded.changed_by,
-    updated_at = now(),
-    last_observed = now()
+    -- the proposed row's defaults, now(): Citus takes no now() in DO UPDATE SET
+    updated_at = excluded.updated_at,
+    last_observed = excluded.last_observed
 RETURNING t.id, t.mem_key AS key, (t.xmax = 0) AS created, t.confidence::float8 AS confidence,
           t.observation_count, t.memory_type
 """
@@ -141,8 +144,6 @@ async def observe(
     params = {
         "ns": namespace,
         "actor": actor,
-        "step": step,
-        "ceiling": ceiling,
         "ids": [c.id for c in claims],
         "keys": [c.key for c in claims],
         "values": [c.value for c in claims],
@@ -161,7 +162,9 @@ async def observe(
         "expires": [c.expires_at for c in claims],
         "occurred": [c.occurred_at for c in claims],
     }
-    cur = await conn.execute(_OBSERVE, params)
+    await attribute(conn, actor=actor)
+    query = _OBSERVE.replace("CEILING", repr(float(ceiling))).replace("STEP", repr(float(step)))
+    cur = await conn.execute(query, params)  # type: ignore[arg-type]
     return await cur.fetchall()
 
 
@@ -224,11 +227,10 @@ async def update(
         params[name] = value
     if "mem_value" in changes:
         sets.append("observation_count = 1")
+    await attribute(conn, actor=actor, change="updated")
     cur = await conn.execute(
         f"UPDATE long_term_memory m SET {', '.join(sets)} "
-        f"WHERE m.namespace = %(ns)s AND m.id = %(id)s "
-        f"AND {_ACTOR} AND set_config('hindsight.change', 'updated', true) IS NOT NULL "
-        f"RETURNING {MEMORY_COLUMNS}",
+        f"WHERE m.namespace = %(ns)s AND m.id = %(id)s RETURNING {MEMORY_COLUMNS}",
         params,
     )
     return await cur.fetchone()
@@ -282,16 +284,14 @@ async def forgettable(
     return await cur.fetchall()
 
 
-_REASON = "set_config('hindsight.reason', %(reason)s, true) IS NOT NULL"
-
-
 async def archive_many(
     conn: Connection, namespace: str, ids: list[uuid.UUID], *, actor: str, reason: str = ""
 ) -> int:
+    await attribute(conn, actor=actor, reason=reason)
     cur = await conn.execute(
         "UPDATE long_term_memory m SET status = 'archived', changed_by = %(actor)s, "
         f"updated_at = now() WHERE m.namespace = %(ns)s AND m.id = ANY(%(ids)s) "
-        f"AND {LIVE_BY_STATUS} AND NOT m.permanent AND {_ACTOR} AND {_REASON}",
+        f"AND {LIVE_BY_STATUS} AND NOT m.permanent",
         {"ns": namespace, "ids": ids, "actor": actor, "reason": reason},
     )
     return cur.rowcount
@@ -309,9 +309,10 @@ async def delete_many(
     """Delete the memories (a forgetting policy spares permanent ones); the deleted rows'
     id, key and value, for erasing their traces elsewhere."""
     spare = "" if permanent_too else "AND NOT m.permanent "
+    await attribute(conn, actor=actor, reason=reason)
     cur = await conn.execute(
         f"DELETE FROM long_term_memory m WHERE m.namespace = %(ns)s AND m.id = ANY(%(ids)s) "
-        f"{spare}AND {_ACTOR} AND {_REASON} "
+        f"{spare}"
         "RETURNING m.id, m.mem_key AS key, m.mem_value AS value",
         {"ns": namespace, "ids": ids, "actor": actor, "reason": reason},
     )
