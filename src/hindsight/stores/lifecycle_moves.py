@@ -13,6 +13,7 @@ from typing import Any
 
 from hindsight.db.pool import Connection
 from hindsight.stores.attribution import attribute, clear
+from hindsight.stores.grouping import by_namespace
 from hindsight.stores.lifecycle_rules import value_sql
 
 
@@ -30,13 +31,9 @@ async def delete_expired_keys(conn: Connection, namespace: str, keys: list[str])
 
 async def warm(conn: Connection, keys: list[tuple[str, uuid.UUID]]) -> int:
     """Recalled cold memories, by (namespace, id), become active again."""
-    # one statement per namespace: on Citus each is routed to the namespace's shard
-    by_namespace: dict[str, list[uuid.UUID]] = {}
-    for ns, memory_id in sorted(keys):
-        by_namespace.setdefault(ns, []).append(memory_id)
     await attribute(conn, actor="recall", reason="recalled")
     warmed = 0
-    for ns, ids in by_namespace.items():
+    for ns, ids in by_namespace(keys):
         cur = await conn.execute(
             "UPDATE long_term_memory m SET status = 'active', updated_at = now() "
             "WHERE m.namespace = %s AND m.id = ANY(%s) AND m.status = 'cold'",

@@ -19,6 +19,7 @@ from hindsight.db.pool import Connection
 from hindsight.stores.arrays import array_literal
 from hindsight.stores.attribution import attribute
 from hindsight.stores.filters import LIVE_BY_STATUS, MemoryFilter, filter_sql
+from hindsight.stores.grouping import by_namespace
 
 _ACCESS = "FROM memory_access a WHERE a.namespace = m.namespace AND a.memory_id = m.id"
 _LAST_ACCESSED = f"(SELECT a.last_accessed {_ACCESS})"
@@ -335,22 +336,22 @@ async def record_access(
     conn: Connection, counts: dict[tuple[str, uuid.UUID], tuple[int, Any]]
 ) -> None:
     """Add recall counts by (namespace, memory id); sorted so concurrent flushers lock rows
-    in one order, and memories deleted since they were recalled skipped."""
-    keys = sorted(counts)
-    await conn.execute(
-        "INSERT INTO memory_access AS a (namespace, memory_id, access_count, last_accessed) "
-        "SELECT d.ns, d.id, d.n, d.at "
-        "FROM unnest(%s::text[], %s::uuid[], %s::int[], %s::timestamptz[]) AS d(ns, id, n, at) "
-        "WHERE EXISTS (SELECT 1 FROM long_term_memory m "
-        "WHERE m.namespace = d.ns AND m.id = d.id) "
-        "ORDER BY d.ns, d.id "
-        "ON CONFLICT (namespace, memory_id) DO UPDATE SET "
-        "access_count = a.access_count + excluded.access_count, "
-        "last_accessed = greatest(a.last_accessed, excluded.last_accessed)",
-        (
-            [ns for ns, _ in keys],
-            [memory_id for _, memory_id in keys],
-            [counts[k][0] for k in keys],
-            [counts[k][1] for k in keys],
-        ),
-    )
+    in one order, and memories deleted since they were recalled skipped. One statement per
+    namespace, joining its memories: on Citus each runs on the namespace's shard."""
+    for namespace, ids in by_namespace(counts):
+        await conn.execute(
+            "INSERT INTO memory_access AS a (namespace, memory_id, access_count, last_accessed) "
+            "SELECT m.namespace, m.id, d.n, d.at "
+            "FROM unnest(%s::uuid[], %s::int[], %s::timestamptz[]) AS d(id, n, at) "
+            "JOIN long_term_memory m ON m.namespace = %s AND m.id = d.id "
+            "ORDER BY m.id "
+            "ON CONFLICT (namespace, memory_id) DO UPDATE SET "
+            "access_count = a.access_count + excluded.access_count, "
+            "last_accessed = greatest(a.last_accessed, excluded.last_accessed)",
+            (
+                ids,
+                [counts[(namespace, i)][0] for i in ids],
+                [counts[(namespace, i)][1] for i in ids],
+                namespace,
+            ),
+        )
