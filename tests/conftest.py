@@ -26,7 +26,7 @@ import pytest
 from hindsight.config import Settings
 from hindsight.runtime.embedded_postgres import embedded_postgres
 from hindsight.runtime.embedded_redis import RedisProcess
-from tests.support import fake_brain
+from tests.support import citus as citus_support, fake_brain
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.servers import (
     ThreadServer,
@@ -48,6 +48,7 @@ SLOW = {
     "test_replicas.py",
     "test_panel.py",
     "test_typescript_sdk.py",
+    "test_citus.py",
 }
 # The longest files, started first so that no worker is left with one at the end (xdist
 # hands out whole files in collection order under --no-loadscope-reorder).
@@ -118,6 +119,17 @@ def fresh_db(pg_url: str, template: str) -> Iterator[str]:
 def empty_db(pg_url: str) -> Iterator[str]:
     with separate_database(pg_url, migrate_it=False) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def citus_cluster() -> Iterator[citus_support.PgCluster]:
+    """A Citus coordinator and two workers on loopback (PostgreSQL 15), for the process.
+    Skipped, saying how to build it, where Citus is not built (`.ci/run` builds it)."""
+    why = citus_support.missing()
+    if why:
+        pytest.skip(why)
+    with citus_support.PgCluster(workers=2) as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="session")

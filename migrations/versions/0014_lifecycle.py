@@ -241,6 +241,22 @@ def _ts(name: str, comment: str, *, nullable: bool = True) -> sa.Column:  # type
     )
 
 
+# hindsight_session_ended() as this revision wrote it (0028 reads the transition tables first)
+SESSION_ENDED = """
+CREATE OR REPLACE FUNCTION hindsight_session_ended() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO session_demotions (namespace, session_id, ended_at)
+  SELECT n.namespace, n.session_id, coalesce(n.ended_at, now())
+  FROM new_rows n JOIN old_rows o ON o.namespace = n.namespace AND o.session_id = n.session_id
+  WHERE o.status <> 'ended' AND n.status = 'ended'
+  ON CONFLICT (namespace, session_id) DO NOTHING;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION hindsight_session_ended() IS
+  'Queues an ended session for the demotion of the event memories it produced.';
+"""
+
+
 def upgrade() -> None:
     ltm = "long_term_memory"
     op.add_column(
@@ -398,11 +414,8 @@ def upgrade() -> None:
     )
     op.execute(TRIGGERS)
     # the demotion queue's trigger on working_sessions
-    op.execute(
-        functions.load(
-            hindsight_session_ended="2a92a74282cd", working_sessions_ended="a03e2d27b33a"
-        )
-    )
+    op.execute(SESSION_ENDED)
+    op.execute(functions.load(working_sessions_ended="a03e2d27b33a"))
 
 
 def downgrade() -> None:

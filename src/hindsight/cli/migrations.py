@@ -10,7 +10,7 @@ import click
 
 from hindsight import core
 from hindsight.cli.common import configure_logging, friendly, load_settings
-from hindsight.db import migrate
+from hindsight.db import citus, migrate
 from hindsight.runtime.stores import database_url
 
 
@@ -44,6 +44,34 @@ def downgrade(revision: str) -> None:
     with database_url(settings) as url:
         migrate.downgrade(migrate.alembic_config(url), revision)
         click.echo(f"schema at {migrate.current_revision(url) or 'base'}")
+
+
+@db.command()
+@click.option(
+    "--shard-count",
+    type=click.IntRange(1, 10_000),
+    default=citus.SHARD_COUNT,
+    show_default=True,
+    help="Shards per distributed table (the most workers the cluster can grow to).",
+)
+@friendly
+def distribute(shard_count: int) -> None:
+    """Distribute the tables over a Citus cluster, by namespace (run on the coordinator).
+
+    Run `hindsight db upgrade` first; stop the API meanwhile (each table is locked against
+    writes while its rows are copied into shards). Idempotent: it places only what is not
+    placed yet, so run it again after an upgrade that adds a table.
+    """
+    settings = load_settings()
+    configure_logging(settings)
+    with database_url(settings) as url:
+        done = citus.distribute(url, shard_count=shard_count)
+        _, left = citus.status(url)
+    for line in done:
+        click.echo(f"placed {line}")
+    click.echo(f"{len(done)} tables placed" if done else "every table was placed already")
+    if left:
+        raise click.ClickException("the cluster still needs:\n  " + "\n  ".join(left))
 
 
 @db.command()

@@ -35,33 +35,68 @@ $$;
 COMMENT ON FUNCTION hindsight_actor() IS
   'Who is changing memories: the service sets hindsight.actor, else the database user.';
 
--- name: hindsight_ltm_inserted
+-- name: hindsight_history_write
 -- History and keyword statistics are written by statement-level triggers with transition
 -- tables: set-based (one INSERT per statement, not per row), exact under any concurrency,
 -- and they record changes an operator makes by hand in psql too. The service sets
--- transaction-local settings in its writing statements: `hindsight.actor` (who),
+-- transaction-local settings before its writing statements: `hindsight.actor` (who),
 -- `hindsight.reason` (why) and `hindsight.change` (a change's name where the trigger would
 -- infer another). Live memories (active and cold) count in the keyword statistics, so
 -- cooling or warming one changes no IDF; term 0 counts a namespace's live memories (BM25's N).
 -- Which statuses are live is said once, by the generated column `live` (migration 0020),
 -- which the transition tables carry like any other.
-CREATE OR REPLACE FUNCTION hindsight_ltm_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+--
+-- Each trigger first reads its transition tables into a value (a query on them alone), then
+-- writes from that value with these two functions. On a Citus cluster the trigger runs on
+-- the shard, and a statement that writes a distributed table there is planned by Citus,
+-- which cannot see the transition tables ("could not find named tuplestore"); the rows it
+-- writes belong to the co-located shards on the same node, which Citus allows a trigger.
+-- (PL/pgSQL: Citus cannot plan a statement of a SQL-language function with parameters.)
+CREATE OR REPLACE FUNCTION hindsight_history_write(entries jsonb) RETURNS void
+LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO memory_history (memory_id, namespace, mem_key, change, memory_type, old_value,
                               new_value, old_confidence, new_confidence, observation_count,
                               source, actor, reason)
-  SELECT n.id, n.namespace, n.mem_key,
-         CASE WHEN n.status = 'quarantined' THEN 'quarantined' ELSE 'created' END,
-         n.memory_type, NULL, n.mem_value, NULL, n.confidence, n.observation_count, n.source,
-         hindsight_actor(),
-         nullif(current_setting('hindsight.reason', true), '')
-  FROM new_rows n;
+  SELECT e.memory_id, e.namespace, e.mem_key, e.change, e.memory_type, e.old_value,
+         e.new_value, e.old_confidence, e.new_confidence, e.observation_count, e.source,
+         e.actor, e.reason
+  FROM jsonb_populate_recordset(NULL::memory_history, entries) e;
+END $$;
+COMMENT ON FUNCTION hindsight_history_write(jsonb) IS
+  'Appends history entries (a JSON array of memory_history rows) for the triggers.';
 
+-- name: hindsight_keyword_deltas
+CREATE OR REPLACE FUNCTION hindsight_keyword_deltas(deltas jsonb) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
   INSERT INTO keyword_stats (namespace, term, df)
-  SELECT t.namespace, t.term, count(*)
-  FROM (SELECT n.namespace, unnest(n.keyword_terms || 0) AS term
-        FROM new_rows n WHERE n.live) t
-  GROUP BY t.namespace, t.term;
+  SELECT d.namespace, d.term, d.df FROM jsonb_populate_recordset(NULL::keyword_stats, deltas) d;
+END $$;
+COMMENT ON FUNCTION hindsight_keyword_deltas(jsonb) IS
+  'Appends keyword and label document-frequency deltas (a JSON array) for the triggers.';
+
+-- name: hindsight_ltm_inserted
+CREATE OR REPLACE FUNCTION hindsight_ltm_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  entries jsonb;
+  deltas jsonb;
+BEGIN
+  SELECT jsonb_agg(e) INTO entries FROM (
+    SELECT n.id AS memory_id, n.namespace, n.mem_key,
+           CASE WHEN n.status = 'quarantined' THEN 'quarantined' ELSE 'created' END AS change,
+           n.memory_type, NULL AS old_value, n.mem_value AS new_value, NULL AS old_confidence,
+           n.confidence AS new_confidence, n.observation_count, n.source,
+           hindsight_actor() AS actor,
+           nullif(current_setting('hindsight.reason', true), '') AS reason
+    FROM new_rows n) e;
+
+  SELECT jsonb_agg(d) INTO deltas FROM (
+    SELECT t.namespace, t.term, count(*) AS df
+    FROM (SELECT n.namespace, unnest(n.keyword_terms || 0) AS term
+          FROM new_rows n WHERE n.live) t
+    GROUP BY t.namespace, t.term) d;
+  PERFORM hindsight_history_write(entries), hindsight_keyword_deltas(deltas);
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION hindsight_ltm_inserted() IS
@@ -69,62 +104,66 @@ COMMENT ON FUNCTION hindsight_ltm_inserted() IS
 
 -- name: hindsight_ltm_updated
 CREATE OR REPLACE FUNCTION hindsight_ltm_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  entries jsonb;
+  deltas jsonb;
 BEGIN
-  INSERT INTO memory_history (memory_id, namespace, mem_key, change, memory_type, old_value,
-                              new_value, old_confidence, new_confidence, observation_count,
-                              source, actor, reason)
-  SELECT n.id, n.namespace, n.mem_key,
-         CASE
-           WHEN o.status = 'quarantined' AND n.status <> 'quarantined'
-             THEN coalesce(nullif(current_setting('hindsight.change', true), ''),
-                           'approved')
-           WHEN o.status = n.status
-                OR (o.status = 'cold' AND n.status = 'active'
-                    AND o.mem_value IS DISTINCT FROM n.mem_value) THEN
-             CASE
-               WHEN o.mem_value IS DISTINCT FROM n.mem_value
-                 THEN coalesce(nullif(current_setting('hindsight.change', true), ''),
-                               'superseded')
-               WHEN n.observation_count > o.observation_count THEN 'reinforced'
-               ELSE 'updated'
-             END
-           WHEN n.status = 'cold' THEN 'cooled'
-           WHEN n.status = 'archived' THEN 'archived'
-           WHEN o.status = 'cold' AND n.status = 'active' THEN 'warmed'
-           WHEN n.status = 'active' THEN 'restored'
-           ELSE 'updated'
-         END,
-         n.memory_type, o.mem_value, n.mem_value, o.confidence, n.confidence,
-         n.observation_count, n.source, hindsight_actor(),
-         coalesce(nullif(current_setting('hindsight.reason', true), ''),
-                  CASE WHEN o.status = 'cold' AND n.status = 'active'
-                            AND n.last_observed > o.last_observed THEN 'observed again' END)
-  FROM new_rows n JOIN old_rows o ON o.id = n.id
-  WHERE (o.mem_key, o.mem_value, o.memory_type, o.confidence, o.observation_count, o.status,
-         o.importance, o.tags, o.metadata, o.verified, o.permanent, o.source, o.expires_at,
-         o.occurred_at)
-        IS DISTINCT FROM
-        (n.mem_key, n.mem_value, n.memory_type, n.confidence, n.observation_count, n.status,
-         n.importance, n.tags, n.metadata, n.verified, n.permanent, n.source, n.expires_at,
-         n.occurred_at);
-
-  INSERT INTO keyword_stats (namespace, term, df)
-  SELECT d.namespace, d.term, sum(d.delta)
-  FROM (
-    SELECT o.namespace, unnest(o.keyword_terms || 0) AS term, -1 AS delta
-    FROM old_rows o JOIN new_rows n ON n.id = o.id
-    WHERE o.live
-      AND (NOT n.live OR n.keyword_terms IS DISTINCT FROM o.keyword_terms
-           OR n.namespace <> o.namespace)
-    UNION ALL
-    SELECT n.namespace, unnest(n.keyword_terms || 0), 1
+  SELECT jsonb_agg(e) INTO entries FROM (
+    SELECT n.id AS memory_id, n.namespace, n.mem_key,
+           CASE
+             WHEN o.status = 'quarantined' AND n.status <> 'quarantined'
+               THEN coalesce(nullif(current_setting('hindsight.change', true), ''),
+                             'approved')
+             WHEN o.status = n.status
+                  OR (o.status = 'cold' AND n.status = 'active'
+                      AND o.mem_value IS DISTINCT FROM n.mem_value) THEN
+               CASE
+                 WHEN o.mem_value IS DISTINCT FROM n.mem_value
+                   THEN coalesce(nullif(current_setting('hindsight.change', true), ''),
+                                 'superseded')
+                 WHEN n.observation_count > o.observation_count THEN 'reinforced'
+                 ELSE 'updated'
+               END
+             WHEN n.status = 'cold' THEN 'cooled'
+             WHEN n.status = 'archived' THEN 'archived'
+             WHEN o.status = 'cold' AND n.status = 'active' THEN 'warmed'
+             WHEN n.status = 'active' THEN 'restored'
+             ELSE 'updated'
+           END AS change,
+           n.memory_type, o.mem_value AS old_value, n.mem_value AS new_value,
+           o.confidence AS old_confidence, n.confidence AS new_confidence,
+           n.observation_count, n.source, hindsight_actor() AS actor,
+           coalesce(nullif(current_setting('hindsight.reason', true), ''),
+                    CASE WHEN o.status = 'cold' AND n.status = 'active'
+                              AND n.last_observed > o.last_observed THEN 'observed again'
+                    END) AS reason
     FROM new_rows n JOIN old_rows o ON o.id = n.id
-    WHERE n.live
-      AND (NOT o.live OR n.keyword_terms IS DISTINCT FROM o.keyword_terms
-           OR n.namespace <> o.namespace)
-  ) d
-  GROUP BY d.namespace, d.term
-  HAVING sum(d.delta) <> 0;
+    WHERE (o.mem_key, o.mem_value, o.memory_type, o.confidence, o.observation_count, o.status,
+           o.importance, o.tags, o.metadata, o.verified, o.permanent, o.source, o.expires_at,
+           o.occurred_at)
+          IS DISTINCT FROM
+          (n.mem_key, n.mem_value, n.memory_type, n.confidence, n.observation_count, n.status,
+           n.importance, n.tags, n.metadata, n.verified, n.permanent, n.source, n.expires_at,
+           n.occurred_at)) e;
+
+  SELECT jsonb_agg(x) INTO deltas FROM (
+    SELECT d.namespace, d.term, sum(d.delta) AS df
+    FROM (
+      SELECT o.namespace, unnest(o.keyword_terms || 0) AS term, -1 AS delta
+      FROM old_rows o JOIN new_rows n ON n.id = o.id
+      WHERE o.live
+        AND (NOT n.live OR n.keyword_terms IS DISTINCT FROM o.keyword_terms
+             OR n.namespace <> o.namespace)
+      UNION ALL
+      SELECT n.namespace, unnest(n.keyword_terms || 0), 1
+      FROM new_rows n JOIN old_rows o ON o.id = n.id
+      WHERE n.live
+        AND (NOT o.live OR n.keyword_terms IS DISTINCT FROM o.keyword_terms
+             OR n.namespace <> o.namespace)
+    ) d
+    GROUP BY d.namespace, d.term
+    HAVING sum(d.delta) <> 0) x;
+  PERFORM hindsight_history_write(entries), hindsight_keyword_deltas(deltas);
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION hindsight_ltm_updated() IS
@@ -133,28 +172,39 @@ COMMENT ON FUNCTION hindsight_ltm_updated() IS
 -- name: hindsight_ltm_deleted
 -- A deletion erases: the memory's values and its source (a label that may name a person or
 -- a conversation) leave every history entry; the tombstone keeps id, key, type, time, actor.
+-- Memory ids are unique across namespaces, so matching ids within the namespaces deleted
+-- from is matching (namespace, id) pairs, in a form Citus routes to the shard.
 CREATE OR REPLACE FUNCTION hindsight_ltm_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  ids uuid[];
+  namespaces text[];
+  entries jsonb;
+  deltas jsonb;
 BEGIN
-  UPDATE memory_history h SET old_value = NULL, new_value = NULL, source = NULL FROM old_rows o
-  WHERE h.memory_id = o.id
+  SELECT array_agg(o.id), array_agg(DISTINCT o.namespace) INTO ids, namespaces FROM old_rows o;
+  IF ids IS NULL THEN  -- nothing deleted: ANY(NULL) would leave Citus no shard to route to
+    RETURN NULL;
+  END IF;
+  UPDATE memory_history h SET old_value = NULL, new_value = NULL, source = NULL
+  WHERE h.namespace = ANY(namespaces) AND h.memory_id = ANY(ids)
     AND (h.old_value IS NOT NULL OR h.new_value IS NOT NULL OR h.source IS NOT NULL);
-  INSERT INTO memory_history (memory_id, namespace, mem_key, change, memory_type, old_value,
-                              new_value, old_confidence, new_confidence, observation_count,
-                              source, actor, reason)
-  SELECT o.id, o.namespace, o.mem_key,
-         CASE WHEN current_setting('hindsight.change', true) IN ('expired', 'rejected')
-              THEN current_setting('hindsight.change', true) ELSE 'deleted' END,
-         o.memory_type, NULL, NULL, o.confidence, NULL, o.observation_count, NULL,
-         hindsight_actor(), nullif(current_setting('hindsight.reason', true), '')
-  FROM old_rows o;
+  SELECT jsonb_agg(e) INTO entries FROM (
+    SELECT o.id AS memory_id, o.namespace, o.mem_key,
+           CASE WHEN current_setting('hindsight.change', true) IN ('expired', 'rejected')
+                THEN current_setting('hindsight.change', true) ELSE 'deleted' END AS change,
+           o.memory_type, NULL AS old_value, NULL AS new_value, o.confidence AS old_confidence,
+           NULL AS new_confidence, o.observation_count, NULL AS source,
+           hindsight_actor() AS actor,
+           nullif(current_setting('hindsight.reason', true), '') AS reason
+    FROM old_rows o) e;
 
-  INSERT INTO keyword_stats (namespace, term, df)
-  SELECT t.namespace, t.term, -count(*)
-  FROM (SELECT o.namespace, unnest(o.keyword_terms || 0) AS term
-        FROM old_rows o WHERE o.live) t
-  GROUP BY t.namespace, t.term;
-  DELETE FROM memory_access a USING old_rows o
-  WHERE a.namespace = o.namespace AND a.memory_id = o.id;
+  SELECT jsonb_agg(d) INTO deltas FROM (
+    SELECT t.namespace, t.term, -count(*) AS df
+    FROM (SELECT o.namespace, unnest(o.keyword_terms || 0) AS term
+          FROM old_rows o WHERE o.live) t
+    GROUP BY t.namespace, t.term) d;
+  PERFORM hindsight_history_write(entries), hindsight_keyword_deltas(deltas);
+  DELETE FROM memory_access a WHERE a.namespace = ANY(namespaces) AND a.memory_id = ANY(ids);
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION hindsight_ltm_deleted() IS
@@ -177,13 +227,19 @@ CREATE TRIGGER long_term_memory_deleted AFTER DELETE ON long_term_memory
 
 -- name: hindsight_session_ended
 -- An ended session's event and experience memories are demoted a policy delay later; the
--- lifecycle pass reads this queue.
+-- lifecycle pass reads this queue. (The transition tables are read first, as above.)
 CREATE OR REPLACE FUNCTION hindsight_session_ended() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  ended jsonb;
 BEGIN
+  SELECT jsonb_agg(e) INTO ended FROM (
+    SELECT n.namespace, n.session_id, coalesce(n.ended_at, now()) AS ended_at
+    FROM new_rows n
+    JOIN old_rows o ON o.namespace = n.namespace AND o.session_id = n.session_id
+    WHERE o.status <> 'ended' AND n.status = 'ended') e;
   INSERT INTO session_demotions (namespace, session_id, ended_at)
-  SELECT n.namespace, n.session_id, coalesce(n.ended_at, now())
-  FROM new_rows n JOIN old_rows o ON o.namespace = n.namespace AND o.session_id = n.session_id
-  WHERE o.status <> 'ended' AND n.status = 'ended'
+  SELECT e.namespace, e.session_id, e.ended_at
+  FROM jsonb_populate_recordset(NULL::session_demotions, ended) e
   ON CONFLICT (namespace, session_id) DO NOTHING;
   RETURN NULL;
 END $$;
@@ -233,39 +289,42 @@ $$;
 
 -- name: hindsight_ltm_label_stats
 CREATE OR REPLACE FUNCTION hindsight_ltm_label_stats() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  deltas jsonb;
 BEGIN
   IF TG_OP = 'INSERT' THEN
-    INSERT INTO keyword_stats (namespace, term, df)
-    SELECT n.namespace, t.term, count(*)
-    FROM new_rows n, unnest(hindsight_label_terms(n.memory_type, n.tags)) t(term)
-    WHERE n.live
-    GROUP BY n.namespace, t.term;
-  ELSIF TG_OP = 'DELETE' THEN
-    INSERT INTO keyword_stats (namespace, term, df)
-    SELECT o.namespace, t.term, -count(*)
-    FROM old_rows o, unnest(hindsight_label_terms(o.memory_type, o.tags)) t(term)
-    WHERE o.live
-    GROUP BY o.namespace, t.term;
-  ELSE
-    INSERT INTO keyword_stats (namespace, term, df)
-    SELECT d.namespace, d.term, sum(d.delta)
-    FROM (
-      SELECT o.namespace, unnest(hindsight_label_terms(o.memory_type, o.tags)) AS term,
-             -1 AS delta
-      FROM old_rows o JOIN new_rows n ON n.id = o.id
-      WHERE o.live
-        AND (NOT n.live OR n.memory_type <> o.memory_type
-             OR n.tags IS DISTINCT FROM o.tags OR n.namespace <> o.namespace)
-      UNION ALL
-      SELECT n.namespace, unnest(hindsight_label_terms(n.memory_type, n.tags)), 1
-      FROM new_rows n JOIN old_rows o ON o.id = n.id
+    SELECT jsonb_agg(x) INTO deltas FROM (
+      SELECT n.namespace, t.term, count(*) AS df
+      FROM new_rows n, unnest(hindsight_label_terms(n.memory_type, n.tags)) t(term)
       WHERE n.live
-        AND (NOT o.live OR n.memory_type <> o.memory_type
-             OR n.tags IS DISTINCT FROM o.tags OR n.namespace <> o.namespace)
-    ) d
-    GROUP BY d.namespace, d.term
-    HAVING sum(d.delta) <> 0;
+      GROUP BY n.namespace, t.term) x;
+  ELSIF TG_OP = 'DELETE' THEN
+    SELECT jsonb_agg(x) INTO deltas FROM (
+      SELECT o.namespace, t.term, -count(*) AS df
+      FROM old_rows o, unnest(hindsight_label_terms(o.memory_type, o.tags)) t(term)
+      WHERE o.live
+      GROUP BY o.namespace, t.term) x;
+  ELSE
+    SELECT jsonb_agg(x) INTO deltas FROM (
+      SELECT d.namespace, d.term, sum(d.delta) AS df
+      FROM (
+        SELECT o.namespace, unnest(hindsight_label_terms(o.memory_type, o.tags)) AS term,
+               -1 AS delta
+        FROM old_rows o JOIN new_rows n ON n.id = o.id
+        WHERE o.live
+          AND (NOT n.live OR n.memory_type <> o.memory_type
+               OR n.tags IS DISTINCT FROM o.tags OR n.namespace <> o.namespace)
+        UNION ALL
+        SELECT n.namespace, unnest(hindsight_label_terms(n.memory_type, n.tags)), 1
+        FROM new_rows n JOIN old_rows o ON o.id = n.id
+        WHERE n.live
+          AND (NOT o.live OR n.memory_type <> o.memory_type
+               OR n.tags IS DISTINCT FROM o.tags OR n.namespace <> o.namespace)
+      ) d
+      GROUP BY d.namespace, d.term
+      HAVING sum(d.delta) <> 0) x;
   END IF;
+  PERFORM hindsight_keyword_deltas(deltas);
   RETURN NULL;
 END $$;
 

@@ -57,6 +57,12 @@ def _with_connection(config: Config, action: str, revision: str | None = None) -
 
 def upgrade(config: Config, revision: str = "head") -> None:
     _with_connection(config, "upgrade", revision)
+    # on a Citus cluster already distributed, a table the upgrade created is placed too
+    from hindsight.db import citus
+
+    url = config.attributes["database_url"]
+    if citus.status(url)[0].distributed:
+        citus.distribute(url)
 
 
 def downgrade(config: Config, revision: str) -> None:

@@ -17,6 +17,13 @@ Connection = psycopg.AsyncConnection[dict[str, Any]]
 
 async def _configure(conn: Connection) -> None:
     await register_vector_async(conn)
+    # On a Citus coordinator (`hindsight db distribute` sets this for the database) a
+    # statement's plan must see its parameters' values, to route it to the namespace's
+    # shard: Citus cannot plan recall's statements generically.
+    cur = await conn.execute("SELECT current_setting('citus.propagate_set_commands', true) AS v")
+    row = await cur.fetchone()
+    if row is not None and row["v"] == "local":
+        await conn.execute("SET plan_cache_mode = force_custom_plan")
 
 
 # A write's near-duplicate check and the retroactive merge look for one twin above a high

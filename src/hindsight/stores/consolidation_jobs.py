@@ -69,7 +69,7 @@ async def claim(conn: Connection, lease_seconds: float, max_attempts: int) -> di
             status = 'running',
             attempts = j.attempts + 1,
             locked_until = now() + %(lease)s * interval '1 second',
-            started_at = coalesce(j.started_at, now())
+            started_at = least(j.started_at, now())  -- Citus refuses now() in coalesce
         WHERE j.id = (
             SELECT id FROM consolidation_jobs
             WHERE ((status = 'pending' AND run_after <= now())

@@ -13,6 +13,7 @@ from typing import Any
 
 from hindsight.db.pool import Connection
 from hindsight.stores import policies
+from hindsight.stores.attribution import attribute
 
 # Every table holding rows of a namespace, in the order a namespace is erased. History and
 # keyword statistics go before the memories, so the receipt counts the rows that were
@@ -118,7 +119,7 @@ async def erase_namespace(conn: Connection, namespace: str, *, actor: str) -> di
     )
     row: dict[str, Any] | None = await cur.fetchone()
     counts["memory_access"] = int(row["n"]) if row else 0
-    await conn.execute("SELECT set_config('hindsight.actor', %s, true)", (actor,))
+    await attribute(conn, actor=actor)
     for table in NAMESPACE_TABLES:
         cur = await conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (namespace,))
         counts[table] = cur.rowcount

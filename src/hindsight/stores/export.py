@@ -9,6 +9,7 @@ from pgvector import HalfVector, SparseVector
 from psycopg.types.json import Jsonb
 
 from hindsight.db.pool import Connection
+from hindsight.stores.attribution import attribute
 
 _MEMORY = """
     m.id, m.mem_key AS key, m.mem_value AS value, m.memory_type,
@@ -88,17 +89,17 @@ async def restore_memory(
 ) -> None:
     """Insert one exported memory as it was, then replace the history entry the insert
     trigger wrote with the exported history."""
+    await attribute(conn, actor=actor)
     await conn.execute(
         "INSERT INTO long_term_memory (id, namespace, mem_key, mem_value, memory_type, "
         "embedding, keywords, keyword_terms, confidence, importance, observation_count, "
         "source, tags, metadata, verified, permanent, status, changed_by, created_at, "
         "updated_at, last_observed, occurred_at) "
-        "SELECT %(id)s, %(ns)s, %(key)s, %(value)s, %(memory_type)s, %(embedding)s, "
+        "VALUES (%(id)s, %(ns)s, %(key)s, %(value)s, %(memory_type)s, %(embedding)s, "
         "%(keywords)s, %(terms)s, %(confidence)s, %(importance)s, %(observation_count)s, "
         "%(source)s, %(tags)s, %(metadata)s, %(verified)s, %(permanent)s, %(status)s, "
         "%(actor)s, %(created_at)s, %(updated_at)s, %(last_observed)s, "
-        "%(occurred_at)s::timestamptz "
-        "WHERE set_config('hindsight.actor', %(actor)s, true) IS NOT NULL",
+        "%(occurred_at)s::timestamptz)",
         {
             **m,
             "id": memory_id,

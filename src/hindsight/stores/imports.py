@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hindsight.db.pool import Connection
+from hindsight.stores.attribution import attribute
 
 _STAGE = (
     "CREATE TEMP TABLE import_stage ON COMMIT DROP AS SELECT id, namespace, mem_key, "
@@ -59,7 +60,7 @@ SELECT line FROM done
 
 async def set_actor(conn: Connection, actor: str) -> None:
     """Who the history trigger records for this transaction's changes."""
-    await conn.execute("SELECT set_config('hindsight.actor', %s, true)", (actor,))
+    await attribute(conn, actor=actor)
 
 
 async def stage(conn: Connection) -> None:

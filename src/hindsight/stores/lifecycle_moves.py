@@ -1,8 +1,8 @@
 """SQL for the lifecycle's moves outside the rules: capacity, session demotion, warming a
 recalled memory, and deleting an expired one that is observed again.
 
-The writes set the history trigger's actor and reason in the statement itself (the guards
-of `lifecycle_rules`) and clear them after, as the rules' batches do.
+The writes set the history trigger's actor and reason first (`stores.attribution`) and
+clear them after, as the rules' batches do.
 """
 
 from __future__ import annotations
@@ -12,22 +12,18 @@ from datetime import datetime
 from typing import Any
 
 from hindsight.db.pool import Connection
-from hindsight.stores.lifecycle_rules import _ACTOR, _CHANGE, _REASON, clear, value_sql
+from hindsight.stores.attribution import attribute, clear
+from hindsight.stores.grouping import by_namespace
+from hindsight.stores.lifecycle_rules import value_sql
 
 
 async def delete_expired_keys(conn: Connection, namespace: str, keys: list[str]) -> int:
     """Delete the expired memories holding these keys, so that observing one starts over."""
+    await attribute(conn, actor="expiry", reason="expires_at passed", change="expired")
     cur = await conn.execute(
         "DELETE FROM long_term_memory m WHERE m.namespace = %(ns)s AND m.mem_key = ANY(%(keys)s) "
-        "AND m.live AND m.expires_at <= now() "
-        f"AND {_ACTOR} AND {_REASON} AND {_CHANGE}",
-        {
-            "ns": namespace,
-            "keys": keys,
-            "actor": "expiry",
-            "reason": "expires_at passed",
-            "change": "expired",
-        },
+        "AND m.live AND m.expires_at <= now()",
+        {"ns": namespace, "keys": keys},
     )
     await clear(conn)  # set while scanning, even when nothing matched
     return cur.rowcount
@@ -35,21 +31,17 @@ async def delete_expired_keys(conn: Connection, namespace: str, keys: list[str])
 
 async def warm(conn: Connection, keys: list[tuple[str, uuid.UUID]]) -> int:
     """Recalled cold memories, by (namespace, id), become active again."""
-    keys = sorted(keys)
-    cur = await conn.execute(
-        "UPDATE long_term_memory m SET status = 'active', updated_at = now() "
-        "FROM unnest(%(ns)s::text[], %(ids)s::uuid[]) AS k(ns, id) "
-        "WHERE m.namespace = k.ns AND m.id = k.id AND m.status = 'cold' "
-        f"AND {_ACTOR} AND {_REASON}",
-        {
-            "ns": [ns for ns, _ in keys],
-            "ids": [memory_id for _, memory_id in keys],
-            "actor": "recall",
-            "reason": "recalled",
-        },
-    )
-    await clear(conn)  # set while scanning, even when nothing matched
-    return cur.rowcount
+    await attribute(conn, actor="recall", reason="recalled")
+    warmed = 0
+    for ns, ids in by_namespace(keys):
+        cur = await conn.execute(
+            "UPDATE long_term_memory m SET status = 'active', updated_at = now() "
+            "WHERE m.namespace = %s AND m.id = ANY(%s) AND m.status = 'cold'",
+            (ns, ids),
+        )
+        warmed += cur.rowcount
+    await clear(conn)
+    return warmed
 
 
 async def archive_lowest_value(
@@ -57,6 +49,7 @@ async def archive_lowest_value(
 ) -> list[dict[str, Any]]:
     """Archive the `n` active, non-permanent memories of least value (dry run: n = 0 rows
     moved, see `lowest_value`)."""
+    await attribute(conn, actor=actor, reason=reason)
     cur = await conn.execute(
         f"""
         WITH picked AS (
@@ -68,7 +61,7 @@ async def archive_lowest_value(
         )
         UPDATE long_term_memory m SET status = 'archived', changed_by = %(actor)s,
                updated_at = now()
-        FROM picked WHERE m.namespace = %(ns)s AND m.id = picked.id AND {_ACTOR} AND {_REASON}
+        FROM picked WHERE m.namespace = %(ns)s AND m.id = picked.id
         RETURNING picked.id, picked.key, picked.value
         """,
         {**params, "ns": namespace, "n": n, "actor": actor, "reason": reason},
@@ -109,19 +102,18 @@ async def demote_session(
 ) -> list[dict[str, Any]]:
     """Lower the importance of the event and experience memories the session produced
     (consolidation stores them with source `session:<id>`), and mark the session done."""
+    await attribute(
+        conn,
+        actor=actor,
+        reason=f"session {session_id} ended: its events are over, their lessons stay",
+    )
     cur = await conn.execute(
         "UPDATE long_term_memory m SET importance = m.importance * %(factor)s, "
         "changed_by = %(actor)s, updated_at = now() "
         "WHERE m.namespace = %(ns)s AND m.source = %(source)s "
         "AND m.memory_type IN ('event', 'experience') AND NOT m.permanent "
-        f"AND {_ACTOR} AND {_REASON} RETURNING m.id, m.mem_key AS key, m.importance",
-        {
-            "ns": namespace,
-            "source": f"session:{session_id}",
-            "factor": factor,
-            "actor": actor,
-            "reason": f"session {session_id} ended: its events are over, their lessons stay",
-        },
+        "RETURNING m.id, m.mem_key AS key, m.importance",
+        {"ns": namespace, "source": f"session:{session_id}", "factor": factor, "actor": actor},
     )
     rows = await cur.fetchall()
     await clear(conn)

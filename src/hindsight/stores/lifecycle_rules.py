@@ -14,11 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from hindsight.db.pool import Connection
+from hindsight.stores.attribution import attribute, clear
 from hindsight.stores.filters import LIVE_BY_STATUS
 
-_ACTOR = "set_config('hindsight.actor', %(actor)s, true) IS NOT NULL"
-_REASON = "set_config('hindsight.reason', %(reason)s, true) IS NOT NULL"
-_CHANGE = "set_config('hindsight.change', %(change)s, true) IS NOT NULL"
 _SECONDS = "* interval '1 second'"
 
 # last access or observation; never recalled: since created
@@ -163,24 +161,20 @@ async def apply(
         f"WHERE m.id = ANY(%(ids)s) AND m.namespace = %(ns)s AND {_exclusive(all_rules, i)} "
         "ORDER BY m.id FOR UPDATE OF m SKIP LOCKED"
     )
-    values = {
-        **params,
-        "ids": ids,
-        "actor": actor,
-        "reason": rule.reason,
-        "change": "expired" if rule.action == "expire" else "",
-    }
-    guards = f"{_ACTOR} AND {_REASON} AND {_CHANGE}"
+    values = {**params, "ids": ids, "actor": actor}
+    await attribute(
+        conn, actor=actor, reason=rule.reason, change="expired" if rule.action == "expire" else ""
+    )
     if rule.action in ("delete", "expire"):
         sql = (
             f"WITH picked AS ({picked}) DELETE FROM long_term_memory m USING picked "
-            f"WHERE m.namespace = %(ns)s AND m.id = picked.id AND {guards} RETURNING picked.*"
+            "WHERE m.namespace = %(ns)s AND m.id = picked.id RETURNING picked.*"
         )
     else:
         sql = (
             f"WITH picked AS ({picked}) UPDATE long_term_memory m "
             f"SET status = %(new_status)s, changed_by = %(actor)s, updated_at = now() "
-            f"FROM picked WHERE m.namespace = %(ns)s AND m.id = picked.id AND {guards} "
+            "FROM picked WHERE m.namespace = %(ns)s AND m.id = picked.id "
             "RETURNING picked.*"
         )
         values["new_status"] = rule.action
@@ -188,11 +182,3 @@ async def apply(
     moved = await cur.fetchall()
     await clear(conn)
     return moved
-
-
-async def clear(conn: Connection) -> None:
-    """Forget this transaction's reason and change name, so later statements in it are not
-    recorded with them."""
-    await conn.execute(
-        "SELECT set_config('hindsight.reason', '', true), set_config('hindsight.change', '', true)"
-    )

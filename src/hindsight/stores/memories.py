@@ -2,7 +2,7 @@
 Searching them (recall's arms, the near-duplicate check) is `stores.search`.
 
 History rows and keyword statistics are written by triggers (see migration 0001); every
-writing statement here sets `hindsight.actor` for them in the same statement.
+writing function here sets `hindsight.actor` for them first (`stores.attribution`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from psycopg.types.json import Jsonb
 
 from hindsight.db.pool import Connection
 from hindsight.stores.arrays import array_literal
+from hindsight.stores.attribution import attribute
 from hindsight.stores.filters import LIVE_BY_STATUS, MemoryFilter, filter_sql
+from hindsight.stores.grouping import by_namespace
 
 _ACCESS = "FROM memory_access a WHERE a.namespace = m.namespace AND a.memory_id = m.id"
 _LAST_ACCESSED = f"(SELECT a.last_accessed {_ACCESS})"
@@ -38,8 +40,6 @@ MEMORY_COLUMNS = _columns(f"coalesce((SELECT a.access_count {_ACCESS}), 0)", _LA
 # The same, where the query has joined the memory's memory_access row as `a` (one probe
 # of it instead of one per column).
 MEMORY_COLUMNS_JOINED = _columns("coalesce(a.access_count, 0)", "a.last_accessed")
-
-_ACTOR = "set_config('hindsight.actor', %(actor)s, true) IS NOT NULL"
 
 
 @dataclass(frozen=True)
@@ -71,14 +71,17 @@ class NewClaim:
 # claim starts over at the initial confidence, and the trigger files the old value in history.
 # occurred_at: a reinforcement keeps the earliest time known (the same claim reported again
 # later happened no later than its first report; a PATCH moves it), a new value takes its own.
-_OBSERVE = f"""
+# (Parameters carry their types: Citus plans the statement in parts, and a worker is not
+# told a bare parameter's type. Nor is it told the parameters of DO UPDATE SET: the step
+# and ceiling go there as numbers in the text.)
+_OBSERVE = """
 INSERT INTO long_term_memory AS t (
     id, namespace, mem_key, mem_value, memory_type, embedding, keywords, keyword_terms,
     confidence, importance, source, tags, metadata, verified, permanent, changed_by, expires_at,
     occurred_at)
-SELECT x.id, %(ns)s, x.key, x.value, x.memory_type, x.embedding, x.keywords,
+SELECT x.id, %(ns)s::text, x.key, x.value, x.memory_type, x.embedding, x.keywords,
        x.terms::int[], x.confidence, x.importance, x.source, x.tags::text[], x.metadata,
-       x.verified, x.permanent, %(actor)s, x.expires_at, x.occurred_at
+       x.verified, x.permanent, %(actor)s::text, x.expires_at, x.occurred_at
 FROM unnest(%(ids)s::uuid[], %(keys)s::text[], %(values)s::text[], %(types)s::text[],
             %(embeddings)s::halfvec[], %(keywords)s::sparsevec[], %(terms)s::text[],
             %(confidences)s::numeric[], %(importances)s::float8[], %(sources)s::text[],
@@ -86,10 +89,10 @@ FROM unnest(%(ids)s::uuid[], %(keys)s::text[], %(values)s::text[], %(types)s::te
             %(expires)s::timestamptz[], %(occurred)s::timestamptz[])
      AS x(id, key, value, memory_type, embedding, keywords, terms, confidence, importance,
           source, tags, metadata, verified, permanent, expires_at, occurred_at)
-WHERE {_ACTOR}
 ON CONFLICT (namespace, mem_key) WHERE live DO UPDATE SET
     confidence = CASE WHEN t.mem_value = excluded.mem_value
-                      THEN greatest(t.confidence, least(%(ceiling)s, t.confidence + %(step)s))
+                      THEN greatest(t.confidence,
+                                    least(CEILING::numeric, t.confidence + STEP::numeric))
                       ELSE excluded.confidence END,
     observation_count = CASE WHEN t.mem_value = excluded.mem_value
                              THEN t.observation_count + 1 ELSE 1 END,
@@ -117,8 +120,9 @@ ON CONFLICT (namespace, mem_key) WHERE live DO UPDATE SET
                        THEN least(t.occurred_at, excluded.occurred_at)
                        ELSE excluded.occurred_at END,
     changed_by = excluded.changed_by,
-    updated_at = now(),
-    last_observed = now()
+    -- the proposed row's defaults, now(): Citus takes no now() in DO UPDATE SET
+    updated_at = excluded.updated_at,
+    last_observed = excluded.last_observed
 RETURNING t.id, t.mem_key AS key, (t.xmax = 0) AS created, t.confidence::float8 AS confidence,
           t.observation_count, t.memory_type
 """
@@ -141,8 +145,6 @@ async def observe(
     params = {
         "ns": namespace,
         "actor": actor,
-        "step": step,
-        "ceiling": ceiling,
         "ids": [c.id for c in claims],
         "keys": [c.key for c in claims],
         "values": [c.value for c in claims],
@@ -161,7 +163,9 @@ async def observe(
         "expires": [c.expires_at for c in claims],
         "occurred": [c.occurred_at for c in claims],
     }
-    cur = await conn.execute(_OBSERVE, params)
+    await attribute(conn, actor=actor)
+    query = _OBSERVE.replace("CEILING", repr(float(ceiling))).replace("STEP", repr(float(step)))
+    cur = await conn.execute(query, params)  # type: ignore[arg-type]
     return await cur.fetchall()
 
 
@@ -224,11 +228,10 @@ async def update(
         params[name] = value
     if "mem_value" in changes:
         sets.append("observation_count = 1")
+    await attribute(conn, actor=actor, change="updated")
     cur = await conn.execute(
         f"UPDATE long_term_memory m SET {', '.join(sets)} "
-        f"WHERE m.namespace = %(ns)s AND m.id = %(id)s "
-        f"AND {_ACTOR} AND set_config('hindsight.change', 'updated', true) IS NOT NULL "
-        f"RETURNING {MEMORY_COLUMNS}",
+        f"WHERE m.namespace = %(ns)s AND m.id = %(id)s RETURNING {MEMORY_COLUMNS}",
         params,
     )
     return await cur.fetchone()
@@ -282,16 +285,14 @@ async def forgettable(
     return await cur.fetchall()
 
 
-_REASON = "set_config('hindsight.reason', %(reason)s, true) IS NOT NULL"
-
-
 async def archive_many(
     conn: Connection, namespace: str, ids: list[uuid.UUID], *, actor: str, reason: str = ""
 ) -> int:
+    await attribute(conn, actor=actor, reason=reason)
     cur = await conn.execute(
         "UPDATE long_term_memory m SET status = 'archived', changed_by = %(actor)s, "
         f"updated_at = now() WHERE m.namespace = %(ns)s AND m.id = ANY(%(ids)s) "
-        f"AND {LIVE_BY_STATUS} AND NOT m.permanent AND {_ACTOR} AND {_REASON}",
+        f"AND {LIVE_BY_STATUS} AND NOT m.permanent",
         {"ns": namespace, "ids": ids, "actor": actor, "reason": reason},
     )
     return cur.rowcount
@@ -309,9 +310,10 @@ async def delete_many(
     """Delete the memories (a forgetting policy spares permanent ones); the deleted rows'
     id, key and value, for erasing their traces elsewhere."""
     spare = "" if permanent_too else "AND NOT m.permanent "
+    await attribute(conn, actor=actor, reason=reason)
     cur = await conn.execute(
         f"DELETE FROM long_term_memory m WHERE m.namespace = %(ns)s AND m.id = ANY(%(ids)s) "
-        f"{spare}AND {_ACTOR} AND {_REASON} "
+        f"{spare}"
         "RETURNING m.id, m.mem_key AS key, m.mem_value AS value",
         {"ns": namespace, "ids": ids, "actor": actor, "reason": reason},
     )
@@ -334,22 +336,22 @@ async def record_access(
     conn: Connection, counts: dict[tuple[str, uuid.UUID], tuple[int, Any]]
 ) -> None:
     """Add recall counts by (namespace, memory id); sorted so concurrent flushers lock rows
-    in one order, and memories deleted since they were recalled skipped."""
-    keys = sorted(counts)
-    await conn.execute(
-        "INSERT INTO memory_access AS a (namespace, memory_id, access_count, last_accessed) "
-        "SELECT d.ns, d.id, d.n, d.at "
-        "FROM unnest(%s::text[], %s::uuid[], %s::int[], %s::timestamptz[]) AS d(ns, id, n, at) "
-        "WHERE EXISTS (SELECT 1 FROM long_term_memory m "
-        "WHERE m.namespace = d.ns AND m.id = d.id) "
-        "ORDER BY d.ns, d.id "
-        "ON CONFLICT (namespace, memory_id) DO UPDATE SET "
-        "access_count = a.access_count + excluded.access_count, "
-        "last_accessed = greatest(a.last_accessed, excluded.last_accessed)",
-        (
-            [ns for ns, _ in keys],
-            [memory_id for _, memory_id in keys],
-            [counts[k][0] for k in keys],
-            [counts[k][1] for k in keys],
-        ),
-    )
+    in one order, and memories deleted since they were recalled skipped. One statement per
+    namespace, joining its memories: on Citus each runs on the namespace's shard."""
+    for namespace, ids in by_namespace(counts):
+        await conn.execute(
+            "INSERT INTO memory_access AS a (namespace, memory_id, access_count, last_accessed) "
+            "SELECT m.namespace, m.id, d.n, d.at "
+            "FROM unnest(%s::uuid[], %s::int[], %s::timestamptz[]) AS d(id, n, at) "
+            "JOIN long_term_memory m ON m.namespace = %s AND m.id = d.id "
+            "ORDER BY m.id "
+            "ON CONFLICT (namespace, memory_id) DO UPDATE SET "
+            "access_count = a.access_count + excluded.access_count, "
+            "last_accessed = greatest(a.last_accessed, excluded.last_accessed)",
+            (
+                ids,
+                [counts[(namespace, i)][0] for i in ids],
+                [counts[(namespace, i)][1] for i in ids],
+                namespace,
+            ),
+        )

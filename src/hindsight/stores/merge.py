@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 from hindsight.db.pool import Connection
+from hindsight.stores.attribution import attribute, clear
 from hindsight.stores.filters import LIVE_BY_STATUS
 
 # what recall could return: live, and not past its expiry
@@ -80,15 +81,11 @@ UPDATE long_term_memory w SET
     changed_by = %(actor)s, updated_at = now()
 FROM long_term_memory l
 WHERE w.namespace = %(ns)s AND w.id = %(winner)s AND l.namespace = %(ns)s AND l.id = %(loser)s
-  AND set_config('hindsight.actor', %(actor)s, true) IS NOT NULL
-  AND set_config('hindsight.reason', %(reason)s, true) IS NOT NULL
 """
 
 _RETIRE = """
 UPDATE long_term_memory m SET status = 'archived', changed_by = %(actor)s, updated_at = now()
 WHERE m.namespace = %(ns)s AND m.id = %(loser)s
-  AND set_config('hindsight.actor', %(actor)s, true) IS NOT NULL
-  AND set_config('hindsight.reason', %(reason)s, true) IS NOT NULL
 """
 
 
@@ -104,26 +101,17 @@ async def merge_pair(
     if row is None or row["loser"] is None or row["loser_permanent"]:
         return None
     sim = f"{similarity:.3f}"
-    await conn.execute(
-        _ABSORB,
-        {
-            **row,
-            "ns": namespace,
-            "actor": actor,
-            "reason": f"merged near-duplicate {row['loser']} (key {row['loser_key']!r}, "
-            f"similarity {sim})",
-        },
+    params = {**row, "ns": namespace, "actor": actor}
+    await attribute(
+        conn,
+        actor=actor,
+        reason=f"merged near-duplicate {row['loser']} (key {row['loser_key']!r}, similarity {sim})",
     )
-    await conn.execute(
-        _RETIRE,
-        {
-            **row,
-            "ns": namespace,
-            "actor": actor,
-            "reason": f"merged into {row['winner']} (key {row['winner_key']!r}, similarity {sim})",
-        },
+    await conn.execute(_ABSORB, params)
+    await attribute(
+        conn,
+        reason=f"merged into {row['winner']} (key {row['winner_key']!r}, similarity {sim})",
     )
-    await conn.execute(
-        "SELECT set_config('hindsight.reason', '', true), set_config('hindsight.change', '', true)"
-    )
+    await conn.execute(_RETIRE, params)
+    await clear(conn)
     return row

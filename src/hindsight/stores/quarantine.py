@@ -16,16 +16,12 @@ from psycopg.types.json import Jsonb
 
 from hindsight.db.pool import Connection
 from hindsight.stores.arrays import array_literal
+from hindsight.stores.attribution import attribute
 from hindsight.stores.memories import MEMORY_COLUMNS, NewClaim
-
-_SET = (
-    "SELECT set_config('hindsight.actor', %s, true), set_config('hindsight.reason', %s, true), "
-    "set_config('hindsight.change', %s, true)"
-)
 
 
 async def _say(conn: Connection, actor: str = "", reason: str = "", change: str = "") -> None:
-    await conn.execute(_SET, (actor, reason, change))
+    await attribute(conn, actor=actor, reason=reason, change=change)
 
 
 async def live_rows(conn: Connection, namespace: str, keys: list[str]) -> dict[str, dict[str, Any]]:
@@ -45,12 +41,14 @@ async def waiting(conn: Connection, namespace: str, keys: list[str]) -> list[dic
     """Quarantined claims of these keys, oldest first, locked, with every key (actor)
     that sent each."""
     cur = await conn.execute(
+        # the subquery names the namespace itself: Citus locks rows (FOR UPDATE) only in a
+        # statement it sees is on one shard, and does not carry m.namespace's value into it
         "SELECT m.id, m.mem_key AS key, m.mem_value AS value, m.source, "
-        "ARRAY(SELECT DISTINCT h.actor FROM memory_history h WHERE h.namespace = m.namespace "
+        "ARRAY(SELECT DISTINCT h.actor FROM memory_history h WHERE h.namespace = %(ns)s "
         "AND h.memory_id = m.id AND h.actor IS NOT NULL) AS actors "
-        "FROM long_term_memory m WHERE m.namespace = %s AND m.mem_key = ANY(%s) "
+        "FROM long_term_memory m WHERE m.namespace = %(ns)s AND m.mem_key = ANY(%(keys)s) "
         "AND m.quarantined ORDER BY m.id FOR UPDATE",
-        (namespace, sorted(set(keys))),
+        {"ns": namespace, "keys": sorted(set(keys))},
     )
     return list(await cur.fetchall())
 

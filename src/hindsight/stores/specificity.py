@@ -6,6 +6,7 @@ import uuid
 from datetime import datetime
 
 from hindsight.db.pool import Connection
+from hindsight.stores.grouping import by_namespace
 
 # by (namespace, memory id): (specificity, the namespace's size then, the memory's updated_at)
 Specificities = dict[tuple[str, uuid.UUID], tuple[float, int, datetime]]
@@ -16,25 +17,23 @@ async def remember(conn: Connection, found: Specificities) -> None:
     flushers lock rows in one order, and memories deleted since skipped. Run it in a
     transaction: it waits at most 50 ms for a row lock, so a deadlock with a deletion
     costs this cache write, never the deletion."""
-    keys = sorted(found)
     await conn.execute("SET LOCAL lock_timeout = '50ms'")
-    await conn.execute(
-        "INSERT INTO memory_access AS a "
-        "(namespace, memory_id, specificity, specificity_n, specificity_of, specificity_at) "
-        "SELECT d.ns, d.id, d.s, d.n, d.of, now() "
-        "FROM unnest(%s::text[], %s::uuid[], %s::float8[], %s::bigint[], %s::timestamptz[]) "
-        "AS d(ns, id, s, n, of) "
-        "WHERE EXISTS (SELECT 1 FROM long_term_memory m "
-        "WHERE m.namespace = d.ns AND m.id = d.id) "
-        "ORDER BY d.ns, d.id "
-        "ON CONFLICT (namespace, memory_id) DO UPDATE SET "
-        "specificity = excluded.specificity, specificity_n = excluded.specificity_n, "
-        "specificity_of = excluded.specificity_of, specificity_at = excluded.specificity_at",
-        (
-            [ns for ns, _ in keys],
-            [memory_id for _, memory_id in keys],
-            [found[k][0] for k in keys],
-            [found[k][1] for k in keys],
-            [found[k][2] for k in keys],
-        ),
-    )
+    for namespace, ids in by_namespace(found):
+        await conn.execute(
+            "INSERT INTO memory_access AS a "
+            "(namespace, memory_id, specificity, specificity_n, specificity_of, specificity_at) "
+            "SELECT m.namespace, m.id, d.s, d.n, d.of, now() "
+            "FROM unnest(%s::uuid[], %s::float8[], %s::bigint[], %s::timestamptz[]) "
+            "AS d(id, s, n, of) JOIN long_term_memory m ON m.namespace = %s AND m.id = d.id "
+            "ORDER BY m.id "
+            "ON CONFLICT (namespace, memory_id) DO UPDATE SET "
+            "specificity = excluded.specificity, specificity_n = excluded.specificity_n, "
+            "specificity_of = excluded.specificity_of, specificity_at = excluded.specificity_at",
+            (
+                ids,
+                [found[(namespace, i)][0] for i in ids],
+                [found[(namespace, i)][1] for i in ids],
+                [found[(namespace, i)][2] for i in ids],
+                namespace,
+            ),
+        )

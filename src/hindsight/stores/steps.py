@@ -9,7 +9,7 @@ write, and at most `slack` after it (slack: 1% of the TTL, at most one minute).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -33,10 +33,9 @@ WITH sess AS (
                                    + %(slack)s * interval '1 second')
     ON CONFLICT (namespace, session_id) DO UPDATE SET
         next_step = s.next_step + 1,
-        updated_at = now(),
-        expires_at = CASE WHEN s.expires_at < now() + %(ttl)s * interval '1 second'
-                          THEN now() + %(ttl)s * interval '1 second'
-                                     + %(slack)s * interval '1 second'
+        updated_at = excluded.updated_at,
+        expires_at = CASE WHEN s.expires_at < %(renew_before)s::timestamptz
+                          THEN excluded.expires_at
                           ELSE s.expires_at END
     WHERE s.status = 'active'
     RETURNING s.next_step - 1 AS step_index, s.expires_at
@@ -81,6 +80,11 @@ async def append(
             "ns": namespace,
             "sid": session_id,
             "ttl": ttl_seconds,
+            # The expiry moves once it is within `slack` of falling short of the TTL (then
+            # to now + TTL + slack, taken from the proposed row). The threshold comes from
+            # this clock: DO UPDATE SET takes no now() nor timestamptz arithmetic on Citus,
+            # and a clock a little off only moves the expiry a little sooner or later.
+            "renew_before": datetime.now(UTC) + timedelta(seconds=ttl_seconds),
             "slack": expiry_slack_seconds(ttl_seconds),
             "role": role,
             "content": content,
@@ -219,33 +223,51 @@ async def session(conn: Connection, namespace: str, session_id: str) -> dict[str
 async def end(conn: Connection, namespace: str, session_id: str) -> dict[str, Any] | None:
     """End the session; the session as `session` reads it, so that the answer to `:end`
     carries the same fields as `GET /sessions/{sid}`."""
+    # least(ended_at, now()) keeps the first end, as coalesce would; Citus refuses now() there
     cur = await conn.execute(
-        "WITH ended AS (UPDATE working_sessions SET status = 'ended', "
-        "ended_at = coalesce(ended_at, now()), updated_at = now() "
-        "WHERE namespace = %s AND session_id = %s "
+        "UPDATE working_sessions SET status = 'ended', ended_at = least(ended_at, now()), "
+        "updated_at = now() WHERE namespace = %s AND session_id = %s "
         "RETURNING namespace, session_id, status, next_step, metadata, created_at, updated_at, "
-        "ended_at, expires_at) "
-        "SELECT e.*, (SELECT count(*) FROM working_memory w WHERE w.namespace = e.namespace "
-        " AND w.session_id = e.session_id AND w.expires_at > now()) AS live_steps "
-        "FROM ended e",
+        "ended_at, expires_at",
         (namespace, session_id),
     )
-    return await cur.fetchone()
+    ended = await cur.fetchone()
+    if ended is None:
+        return None
+    cur = await conn.execute(
+        "SELECT count(*) AS live_steps FROM working_memory WHERE namespace = %s "
+        "AND session_id = %s AND expires_at > now()",
+        (namespace, session_id),
+    )
+    counted = await cur.fetchone()
+    assert counted is not None
+    return {**ended, "live_steps": counted["live_steps"]}
 
 
 async def delete(conn: Connection, namespace: str, session_id: str) -> int | None:
-    """Delete the session and its steps; the number of steps, or None if none existed."""
-    cur = await conn.execute(
-        "WITH gone AS (DELETE FROM working_sessions WHERE namespace = %s AND session_id = %s "
-        "RETURNING namespace, session_id) "
-        "SELECT (SELECT count(*) FROM gone) AS sessions, (SELECT count(*) FROM working_memory w "
-        "JOIN gone g USING (namespace, session_id)) AS steps",
-        (namespace, session_id),
-    )
-    row = await cur.fetchone()
-    if row is None or row["sessions"] == 0:
-        return None
-    return int(row["steps"])
+    """Delete the session and its steps; the number of steps, or None if none existed.
+
+    The steps are deleted and counted first, then the session: a statement that deleted
+    the session and counted the steps its cascade removed would count none on Citus, which
+    runs the deleting part of such a statement before the rest. The session row is locked
+    first, so that no append lands between the two."""
+    async with conn.transaction():
+        cur = await conn.execute(
+            "SELECT 1 FROM working_sessions WHERE namespace = %s AND session_id = %s FOR UPDATE",
+            (namespace, session_id),
+        )
+        if await cur.fetchone() is None:
+            return None
+        cur = await conn.execute(
+            "DELETE FROM working_memory WHERE namespace = %s AND session_id = %s",
+            (namespace, session_id),
+        )
+        steps = cur.rowcount
+        await conn.execute(
+            "DELETE FROM working_sessions WHERE namespace = %s AND session_id = %s",
+            (namespace, session_id),
+        )
+    return steps
 
 
 async def set_summary(

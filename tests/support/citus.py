@@ -1,0 +1,170 @@
+"""A Citus cluster on loopback for the tests and the benchmark: a coordinator and workers,
+each an ordinary PostgreSQL 15 data directory in a temporary directory, from the binaries
+`../shared/citus/build.sh` installs (Debian's PostgreSQL 15 with Citus and pgvector built
+for it). Also a plain PostgreSQL 15 from the same binaries, to compare against."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+
+from tests.support.servers import free_port
+
+BIN = Path("/usr/lib/postgresql/15/bin")
+LIB = Path("/usr/lib/postgresql/15/lib")
+BUILD = "bash ../shared/citus/build.sh (as root; about 3 minutes)"
+
+
+def missing() -> str | None:
+    """Why a cluster cannot start here, or None when it can."""
+    for needed in (BIN / "pg_ctl", LIB / "citus.so", LIB / "vector.so"):
+        if not needed.exists():
+            return f"{needed} is missing: build Citus and pgvector for PostgreSQL 15 with {BUILD}"
+    return None
+
+
+@dataclass
+class Node:
+    name: str
+    port: int
+    data: Path
+
+
+@dataclass
+class PgCluster:
+    """PostgreSQL 15 servers under one temporary directory. With `workers`, the first node is
+    a Citus coordinator and the others its workers; with none, a plain server (Citus not
+    loaded) holding the same extensions' builds."""
+
+    workers: int = 2
+    citus: bool = True
+    base: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="hs-citus-")))
+    nodes: list[Node] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        names = ["coord", *(f"w{i}" for i in range(1, self.workers + 1))] if self.citus else ["pg"]
+        self.nodes = [Node(n, free_port(), self.base / n) for n in names]
+        self._user = "postgres" if os.geteuid() == 0 else None  # initdb refuses root
+
+    @property
+    def coordinator(self) -> Node:
+        return self.nodes[0]
+
+    @property
+    def workers_(self) -> list[Node]:
+        return self.nodes[1:]
+
+    def url(self, database: str = "postgres", node: Node | None = None) -> str:
+        port = (node or self.coordinator).port
+        return f"postgresql://postgres@127.0.0.1:{port}/{database}"
+
+    def _run(self, command: str, *args: str) -> None:
+        done = subprocess.run(
+            [str(BIN / command), *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            user=self._user,
+            timeout=120,
+            check=False,
+        )
+        if done.returncode:
+            raise RuntimeError(f"{command} failed: {done.stderr.decode(errors='replace')}")
+
+    def start(self) -> PgCluster:
+        if self._user:
+            shutil.chown(self.base, self._user, self._user)
+        for node in self.nodes:
+            self._run(
+                "initdb", "-D", str(node.data), "-A", "trust", "-U", "postgres", "-E", "UTF8",
+                "--locale=C.UTF-8",
+            )  # fmt: skip
+            conf = [
+                f"port = {node.port}",
+                "listen_addresses = '127.0.0.1'",
+                f"unix_socket_directories = '{self.base}'",
+                "max_connections = 300",
+                "max_prepared_transactions = 300",
+                # Citus starts a maintenance daemon per database: the tests make many
+                "max_worker_processes = 64",
+                "shared_buffers = '256MB'",
+                "jit = off",
+                # thrown away after the run and never crashed on purpose: the disk's
+                # durability buys nothing here (a node's start-up and loads are faster)
+                "fsync = off",
+                "synchronous_commit = off",
+                "full_page_writes = off",
+            ]
+            if self.citus:
+                conf += [
+                    "shared_preload_libraries = 'citus'",
+                    "wal_level = logical",
+                    # loopback: no TLS between nodes (libpq would look for a client
+                    # certificate in the HOME of whoever started the test run)
+                    "citus.node_conninfo = 'sslmode=disable'",
+                ]
+            with open(node.data / "postgresql.conf", "a") as f:
+                f.write("\n".join(conf) + "\n")
+            self._run(
+                "pg_ctl", "-D", str(node.data), "-l", str(self.base / f"{node.name}.log"),
+                "-w", "-t", "60", "start",
+            )  # fmt: skip
+        return self
+
+    def create_database(self, name: str | None = None) -> str:
+        """A new database (on every node, Citus in it, the workers added): its URL on the
+        coordinator. Citus keeps its metadata per database, so each one is a cluster of
+        its own."""
+        name = name or "hs_" + uuid.uuid4().hex[:12]
+        for node in self.nodes:
+            with psycopg.connect(self.url(node=node), autocommit=True) as conn:
+                conn.execute(f"CREATE DATABASE {name}")
+            if self.citus:
+                with psycopg.connect(self.url(name, node), autocommit=True) as conn:
+                    conn.execute("CREATE EXTENSION citus")
+        if self.citus:
+            with psycopg.connect(self.url(name), autocommit=True) as conn:
+                conn.execute(
+                    "SELECT citus_set_coordinator_host('127.0.0.1', %s)", (self.coordinator.port,)
+                )
+                for worker in self.workers_:
+                    conn.execute("SELECT citus_add_node('127.0.0.1', %s)", (worker.port,))
+        return self.url(name)
+
+    def drop_database(self, name: str) -> None:
+        for node in reversed(self.nodes):
+            with psycopg.connect(self.url(node=node), autocommit=True) as conn:
+                conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    @contextlib.contextmanager
+    def database(self) -> Iterator[str]:
+        name = "hs_" + uuid.uuid4().hex[:12]
+        try:
+            yield self.create_database(name)
+        finally:
+            self.drop_database(name)
+
+    def stop(self) -> None:
+        for node in reversed(self.nodes):
+            if (node.data / "postmaster.pid").exists():
+                with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
+                    self._run("pg_ctl", "-D", str(node.data), "-m", "fast", "-w", "stop")
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def __enter__(self) -> PgCluster:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
