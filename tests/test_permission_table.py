@@ -1,7 +1,7 @@
 """The permission table (`hindsight.services.permissions`) checked against the service:
-every memory-changing endpoint × role × memory state, over HTTP, and a few MCP tools,
-each answer compared with what the table says. The security page of the docs prints the
-same table."""
+every memory-changing endpoint × role × memory state, over HTTP, and every MCP tool that
+changes a memory × role × state, each answer compared with what the table says. The
+security page of the docs prints the same table."""
 
 from __future__ import annotations
 
@@ -143,39 +143,83 @@ def test_every_endpoint_answers_as_the_table_says(
     assert not wrong, "\n".join(wrong)
 
 
-def test_mcp_tools_follow_the_table(
-    as_role: dict[Role, Api], api: Api, server: ThreadServer
+# --- the same actions as MCP tool calls ----------------------------------------------------
+
+Tool = tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]
+
+
+def _update(**changes: Any) -> Tool:
+    return "memory_update", lambda m: {"memory_id": m["id"], **changes}
+
+
+def _store(same: bool) -> Tool:
+    return "observe", lambda m: {
+        "key": m["key"],
+        "value": m["value"] if same else m["value"] + " (another)",
+    }
+
+
+# MCP's memory_update takes no TTL and no verified/permanent flags: EXPIRE and VOUCH have
+# no tool, so a caller cannot reach them through MCP at all
+TOOLS: dict[Action, Tool] = {
+    Action.REINFORCE: _store(same=True),
+    Action.SUPERSEDE: _store(same=False),
+    Action.EDIT: _update(value="edited"),
+    Action.ANNOTATE: _update(tags=["seen"]),
+    Action.LOWER_CONFIDENCE: _update(confidence=0.1),
+    Action.ARCHIVE: _update(status="archived"),
+    Action.RESTORE: _update(status="active"),
+    Action.DELETE: ("memory_delete", lambda m: {"memory_id": m["id"]}),
+    Action.FORGET: ("memory_forget", lambda m: {"max_confidence": 1.0, "dry_run": True}),
+    Action.REVIEW: ("memory_approve", lambda m: {"memory_id": m["id"]}),
+}
+
+
+def tool_answer(action: Action, result: Any, m: dict[str, Any]) -> Decision:
+    if isinstance(result, ToolFailed):
+        # a tool's error carries REST's message, not its status: a refusal names the role
+        # needed; anything else is the state standing in the way (REST's 409)
+        return Decision.REFUSE if "needs the" in str(result) else Decision.CONFLICT
+    if action is Action.FORGET:
+        selected = {x["id"] for x in result["memories"]}
+        return Decision.ALLOW if m["id"] in selected else Decision.REFUSE
+    if action in (Action.REINFORCE, Action.SUPERSEDE):
+        return Decision.REVIEW if result["outcome"] == "quarantined" else Decision.ALLOW
+    return Decision.ALLOW
+
+
+@pytest.mark.parametrize("role", list(Role), ids=[r.value for r in Role])
+def test_every_mcp_tool_answers_as_the_table_says(
+    role: Role, as_role: dict[Role, Api], api: Api, server: ThreadServer
 ) -> None:
-    """observe, memory_update and memory_delete are REST calls with the caller's key: a
-    writer's are refused or held exactly where REST's are."""
-    writer_key = as_role[Role.WRITER].client.headers["Authorization"].split()[1]
-    ns = api.ns
-    vouched = make(api, State.VERIFIED)
-    plain = make(api, State.ACTIVE)
+    """MCP calls the services directly, not through REST: its own entry point, walked in
+    full. Every answer matches the table, and what it refuses is left as it was."""
+    key = as_role[role].client.headers["Authorization"].split()[1]
+    cases = [(a, s, make(api, s)) for a, s in itertools.product(TOOLS, State)]
+    wrong: list[str] = []
 
     async def go() -> None:
-        async with over_http(server.url, writer_key) as client:
-            held = await call(client, "observe", key=vouched["key"], value="mine now", namespace=ns)
-            assert held["outcome"] == "quarantined", held
-            for tool, arguments in (
-                ("memory_update", {"value": "mine now"}),
-                ("memory_update", {"status": "archived"}),
-                ("memory_delete", {}),
-            ):
-                with pytest.raises(ToolFailed, match="needs the curator role"):
-                    await call(client, tool, memory_id=vouched["id"], namespace=ns, **arguments)
-            done = await call(
-                client, "memory_update", memory_id=plain["id"], value="edited", namespace=ns
-            )
-            assert done["value"] == "edited"
+        async with over_http(server.url, key) as client:
+            for action, state, m in cases:
+                tool, arguments = TOOLS[action]
+                try:
+                    result: Any = await call(client, tool, namespace=api.ns, **arguments(m))
+                except ToolFailed as exc:
+                    result = exc
+                got = tool_answer(action, result, m)
+                expected = TABLE[role][action][state]
+                if got is not expected:
+                    wrong.append(
+                        f"{role.value} {tool} ({action.value}) on {state.value}: {got}, "
+                        f"table {expected}"
+                    )
+                if got is Decision.REFUSE and action is not Action.FORGET:
+                    after = api.get(m["id"])
+                    before = {k: m[k] for k in ("value", "status", "confidence", "tags")}
+                    assert {k: after[k] for k in before} == before, (role, action, state)
 
     run(go)
-    after = api.get(vouched["id"])
-    assert (after["value"], after["status"], after["verified"]) == (
-        vouched["value"],
-        "active",
-        True,
-    )
+    assert not wrong, "\n".join(wrong)
 
 
 def test_printed_table_shape() -> None:
