@@ -39,7 +39,11 @@ def test_every_result_explains_its_score(api: Api) -> None:
         assert c["specificity_factor"] == pytest.approx(c["specificity"], abs=1e-5)
         assert 0 < c["specificity"] <= 1
         assert r["score"] == pytest.approx(
-            c["relevance"] * c["confidence"] * c["access_boost"] * c["specificity_factor"],
+            c["relevance"]
+            * c["confidence"]
+            * c["access_boost"]
+            * c["specificity_factor"]
+            * c["trust_factor"],
             rel=1e-5,
         )
         assert c["confidence"] == r["confidence"]
@@ -341,7 +345,11 @@ def test_rrf_fusion_ranks_by_each_arms_rank(api: Api) -> None:
             c = r["components"]
             assert c["relevance"] == pytest.approx(rrf(c, w), abs=2e-6), (w, r["key"], c)
             assert r["score"] == pytest.approx(
-                c["relevance"] * c["confidence"] * c["access_boost"] * c["specificity_factor"],
+                c["relevance"]
+                * c["confidence"]
+                * c["access_boost"]
+                * c["specificity_factor"]
+                * c["trust_factor"],
                 rel=1e-5,
             )
         # some result was found by one arm only, so the formula's missing-arm case ran
@@ -412,8 +420,9 @@ def test_observed_window_filters_by_last_observation(api: Api, migrated: str) ->
     assert keys(observed_before=now - 2.5 * h) == {"note.old"}
     assert keys(observed_after=now - 2.5 * h, observed_before=now - 1.5 * h) == {"note.middle"}
     assert keys(observed_after=now - 0.5 * h) == set()
-    # a re-observation moves a memory into a later window
-    api.observe({"key": "note.old", "value": "parking note: level 1"})
+    # a re-observation moves a memory into a later window (one with a source that saw it:
+    # this key just had it from recall, so without one it would be an echo)
+    api.observe({"key": "note.old", "value": "parking note: level 1", "source": "user"})
     assert keys(observed_after=now - 0.5 * h) == {"note.old"}
 
     # an inverted window (or an empty one) is refused, naming the field

@@ -39,7 +39,8 @@ def test_trust_policy_defaults_put_and_422_naming_the_field(api: Api) -> None:
         "sources": {
             "user": 1.0,
             "agent": 0.8,
-            "extracted": 0.7,
+            "extraction": 0.7,
+            "session": 0.7,
             "tool": 0.5,
             "web": 0.3,
             "import": 0.8,
@@ -48,7 +49,7 @@ def test_trust_policy_defaults_put_and_422_naming_the_field(api: Api) -> None:
         "quarantine_below": 0.4,
         "echo_window_seconds": 3600.0,
     }
-    assert api.client.get(base).json()["ranking"]["trust_weight"] == 0
+    assert api.client.get(base).json()["ranking"]["trust_weight"] == 0.5
 
     r = api.client.put(
         base, json={"trust": {"sources": {"web": 0.6, "crm": 0.9}, "quarantine_below": 0.5}}
@@ -92,6 +93,62 @@ def test_initial_confidence_is_capped_by_trust(api: Api, writer: Api) -> None:
         {"key": "a.vouched", "value": "checked", "source": "tool", "confidence": 0.9}
     )
     assert vouched["confidence"] == 0.9 and not vouched["confidence_capped"]
+
+
+def trust_of(hit: dict[str, Any]) -> tuple[float, float]:
+    return hit["components"]["trust"], hit["components"]["trust_factor"]
+
+
+def test_a_users_statement_outranks_an_agents_guess(api: Api, writer: Api) -> None:
+    """Equal relevance, different sources: by default the trusted one ranks first."""
+    r = writer.client.post(
+        f"{writer.base}/memories:batch",
+        json={
+            "dedup": False,
+            "memories": [
+                {"key": "drink.a", "value": "prefers green tea", "source": "agent"},
+                {"key": "drink.b", "value": "prefers green tea", "source": "user"},
+            ],
+        },
+    )
+    assert r.status_code == 201, r.text
+    hits = writer.recall("prefers green tea")["results"]
+    assert [h["source"] for h in hits] == ["user", "agent"]
+    assert [trust_of(h) for h in hits] == [(1.0, 1.0), (0.8, 0.9)]
+    # a policy that wants sources not to rank says so, and the factor is 1 for all
+    r = api.client.put(f"{api.base}/policy", json={"ranking": {"trust_weight": 0}})
+    assert r.status_code == 200, r.text
+    assert {trust_of(h)[1] for h in writer.recall("prefers green tea")["results"]} == {1.0}
+
+
+def test_a_verified_memory_ranks_as_fully_trusted(api: Api) -> None:
+    (m,) = api.observe(
+        {"key": "user.allergy", "value": "penicillin", "source": "agent", "verified": True}
+    )
+    (hit,) = [h for h in api.recall("penicillin allergy")["results"] if h["id"] == m["id"]]
+    assert trust_of(hit) == (1.0, 1.0)
+
+
+def test_session_and_extraction_sources_take_their_entries(api: Api, writer: Api) -> None:
+    """Consolidation stores `session:<id>` and extraction `extraction`: the policy's entries
+    of those names apply to them (a `name:detail` source falls back to `name`)."""
+    (m,) = writer.observe({"key": "s.fact", "value": "from a session", "source": "session:42"})
+    assert m["trust"] == 0.7
+    r = api.client.put(
+        f"{api.base}/policy", json={"trust": {"sources": {"session": 0.2, "extraction": 0.6}}}
+    )
+    assert r.status_code == 200, r.text
+    (held,) = writer.observe(
+        {"key": "s.other", "value": "another session", "source": "session:43"}, expect=200
+    )
+    assert (held["outcome"], held["trust"]) == ("quarantined", 0.2)
+    (m,) = writer.observe({"key": "e.fact", "value": "extracted", "source": "extraction"})
+    assert m["trust"] == 0.6
+    # an exact entry wins over the prefix's
+    r = api.client.put(f"{api.base}/policy", json={"trust": {"sources": {"session:44": 0.8}}})
+    assert r.status_code == 200, r.text
+    (m,) = writer.observe({"key": "s.third", "value": "a third session", "source": "session:44"})
+    assert m["trust"] == 0.8
 
 
 def test_a_web_claim_waits_in_the_review_queue(writer: Api) -> None:
@@ -260,13 +317,13 @@ def test_trust_is_a_ranking_factor_shown_in_components(api: Api) -> None:
     api.observe({"key": "tool.weather", "value": "rain in Trondheim", "source": "tool"})
     (hit,) = api.recall("rain Trondheim")["results"]
     c0 = hit["components"]
-    assert (c0["trust"], c0["trust_factor"]) == (0.5, 1.0)  # weight 0: today's ranking
+    assert (c0["trust"], c0["trust_factor"]) == (0.5, 0.75)  # the default weight, 0.5
     r = api.client.put(f"{api.base}/policy", json={"ranking": {"trust_weight": 1.0}})
     assert r.status_code == 200, r.text
     (again,) = api.recall("rain Trondheim")["results"]
     c1 = again["components"]
     assert (c1["trust"], c1["trust_factor"]) == (0.5, 0.5)
-    expected = hit["score"] * 0.5 * c1["access_boost"] / c0["access_boost"]
+    expected = hit["score"] * (0.5 / 0.75) * c1["access_boost"] / c0["access_boost"]
     assert again["score"] == pytest.approx(expected, rel=1e-4)
 
 

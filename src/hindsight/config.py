@@ -350,7 +350,9 @@ class Settings(BaseSettings):
         default_factory=lambda: {
             "user": 1.0,
             "agent": 0.8,
-            "extracted": 0.7,
+            # what extraction stores (`extraction`) and consolidation (`session:<id>`)
+            "extraction": 0.7,
+            "session": 0.7,
             "tool": 0.5,
             "web": 0.3,
             "import": 0.8,
@@ -361,7 +363,9 @@ class Settings(BaseSettings):
     trust_default: float = _policy_default("trust.default", 0.7)
     quarantine_below: float = _policy_default("trust.quarantine_below", 0.4)
     echo_window_seconds: float = _policy_default("trust.echo_window_seconds", 3600.0)
-    trust_weight: float = _policy_default("ranking.trust_weight", 0.0)
+    # a user's statement outranks an agent's guess of the same relevance (1.0 vs 0.9); with
+    # one source throughout, as in every retrieval set, the factor is the same for all
+    trust_weight: float = _policy_default("ranking.trust_weight", 0.5)
     lifecycle_interval_seconds: float = Field(
         default=3600, gt=0, description="How often the lifecycle pass runs."
     )

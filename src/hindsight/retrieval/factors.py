@@ -9,8 +9,8 @@ and every term is shown in `components`:
 - recency = exp(−age/τ), age = time since the last access or observation;
   recency_factor = 1 − w + w·recency (w = recency_weight, 0 by default: no effect).
 - importance_factor = 1 − w + w·importance (w = importance_weight, 0 by default).
-- trust = the policy's trust of the memory's source; trust_factor = 1 − w + w·trust
-  (w = trust_weight, 0 by default: today's ranking unchanged until a policy asks).
+- trust = the policy's trust of the memory's source, 1 when a curator verified it;
+  trust_factor = 1 − w + w·trust (w = trust_weight).
 - time = when the memory occurred (occurred_at, else created_at); only when the query named
   a time (a window read by `hindsight.text.timeexpr`): time_factor = 1 inside the window,
   1 − w outside (w = time_weight). A ranking factor, not a filter: a memory far more
@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from hindsight.wire.policy import source_trust
 
 DAY_SECONDS = 86_400.0
 
@@ -42,10 +44,11 @@ class LifecycleFactors:
     time_window: tuple[datetime, datetime] | None = None
     time_weight: float = 0.0
 
-    def trust(self, source: str | None) -> float:
-        if source is None:
-            return self.trust_default
-        return self.trust_levels.get(source, self.trust_default)
+    def trust(self, row: Mapping[str, Any]) -> float:
+        """A curator's `verified` is the top of the scale; else the source's trust."""
+        if row.get("verified"):
+            return 1.0
+        return source_trust(self.trust_levels, self.trust_default, row.get("source"))
 
 
 def last_activity(row: Mapping[str, Any]) -> datetime:
@@ -92,7 +95,7 @@ class _Terms:
 def _terms(row: Mapping[str, Any], f: LifecycleFactors) -> _Terms:
     rec = recency(row, f.now, f.recency_tau_days)
     importance = float(row["importance"])
-    trust = f.trust(row.get("source"))
+    trust = f.trust(row)
     moment, time_factor = None, 1.0
     if f.time_window is not None:
         moment = occurred(row)
@@ -123,7 +126,7 @@ def lifecycle_factor(row: Mapping[str, Any], f: LifecycleFactors) -> float:
     if f.importance_weight:
         product *= 1.0 - f.importance_weight + f.importance_weight * float(row["importance"])
     if f.trust_weight:
-        product *= 1.0 - f.trust_weight + f.trust_weight * f.trust(row.get("source"))
+        product *= 1.0 - f.trust_weight + f.trust_weight * f.trust(row)
     if f.time_window is not None and not f.time_window[0] <= occurred(row) < f.time_window[1]:
         product *= 1.0 - f.time_weight
     return product

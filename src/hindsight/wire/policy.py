@@ -11,6 +11,7 @@ takes its bounds and meaning from here, so each is written once.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -139,11 +140,20 @@ class TrustPolicy(_Section):
         return value
 
     def of(self, source: str | None) -> float:
-        """The trust of `source` (a name not listed, or none, has the default)."""
+        """The trust of `source` (`source_trust`)."""
         assert self.default is not None
-        if source is None or self.sources is None:
-            return self.default
-        return self.sources.get(source, self.default)
+        return source_trust(self.sources or {}, self.default, source)
+
+
+def source_trust(levels: Mapping[str, float], default: float, source: str | None) -> float:
+    """The trust of `source`: its own level, else that of the name before its first colon
+    (`session:42` is a `session`), else `default` (also for no source)."""
+    if source is None:
+        return default
+    level = levels.get(source)
+    if level is None and ":" in source:
+        level = levels.get(source.split(":", 1)[0])
+    return default if level is None else level
 
 
 class RedactionPolicy(_Section):
