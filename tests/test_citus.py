@@ -1,7 +1,8 @@
 """Hindsight on a real Citus cluster (a coordinator and two workers the tests start): from
 an empty cluster to serving with `hindsight db upgrade` and `hindsight db distribute`, a
-migration written after distributing, and the REST contract's tests run again against the
-coordinator (imported below: the same tests, this module's `server` and `migrated`)."""
+migration written after distributing, and the contract's tests run again against the
+coordinator (imported below: the same tests, with this module's fixtures: `server` and
+`migrated` are a distributed database, `module_db` another one)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,40 @@ from tests.support.citus import PgCluster
 from tests.support.cli import hindsight
 from tests.support.servers import ThreadServer
 
-# The REST contract, run again here against the coordinator.
+# The contract, run again here against the coordinator.
 from tests.test_concurrency import (  # noqa: F401
     test_concurrent_first_observations_create_one_memory,
     test_overlapping_batches_do_not_deadlock_or_lose_counts,
+)
+from tests.test_consolidation import (  # noqa: F401
+    test_deterministic_consolidation_observes_marked_steps,
+    test_running_it_again_changes_nothing,
+)
+from tests.test_doctor import (  # noqa: F401
+    test_a_broken_setup_fails_with_the_fix,
+    test_a_good_setup_passes,
+)
+from tests.test_erasure import (  # noqa: F401
+    stack,
+    test_a_canary_through_every_path_is_nowhere_after_erase,
+    test_erase_from_the_cli,
+)
+from tests.test_export import (  # noqa: F401
+    test_export_then_import_reproduces_the_namespace,
+    test_restore_refuses_a_used_namespace_or_a_cut_file,
+)
+from tests.test_import import test_import_redacts_secrets_like_any_write  # noqa: F401
+from tests.test_lifecycle import (  # noqa: F401
+    test_capacity_archives_the_lowest_value_down_to_the_cap,
+    test_ending_a_session_demotes_its_events_after_the_delay,
+    test_hard_expiry_hides_then_purges_and_a_new_observation_starts_over,
+    test_memories_cool_archive_and_go_by_policy_and_permanent_ones_never,
+    test_retroactive_merge_folds_near_duplicates_under_different_keys,
+    test_two_schedulers_at_once_do_no_double_work,
+)
+from tests.test_mcp import (  # noqa: F401
+    test_export_and_erase_a_namespace_over_mcp,
+    test_http_round_trip_and_every_tool,
 )
 from tests.test_memories import (  # noqa: F401
     test_changes_made_in_psql_are_in_the_history,
@@ -28,6 +59,10 @@ from tests.test_memories import (  # noqa: F401
     test_new_value_supersedes_and_history_keeps_the_old_one,
     test_observe_creates_then_reinforces_with_exact_confidence,
     test_patch_updates_and_is_recorded,
+)
+from tests.test_policy import (  # noqa: F401
+    test_feedback_is_checked_stored_once_and_auditable,
+    test_feedback_over_mcp,
 )
 from tests.test_recall import (  # noqa: F401
     test_every_result_explains_its_score,
@@ -60,6 +95,22 @@ def migrated(citus_cluster: PgCluster) -> Iterator[str]:
     with citus_cluster.database() as url:
         upgrade_and_distribute(url)
         yield url
+
+
+@pytest.fixture(scope="module")
+def module_db(citus_cluster: PgCluster) -> Iterator[str]:
+    """A second distributed database, for a module server whose embedder differs (the
+    erasure suite's `stack`)."""
+    with citus_cluster.database() as url:
+        upgrade_and_distribute(url)
+        yield url
+
+
+@pytest.fixture
+def fresh_db(migrated: str) -> str:
+    """The doctor's suite checks the shared distributed database (what it breaks, it
+    repairs)."""
+    return migrated
 
 
 @pytest.fixture(scope="module")
