@@ -7,8 +7,10 @@ coordinator (imported below: the same tests, with this module's fixtures: `serve
 from __future__ import annotations
 
 import re
+import subprocess
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -312,3 +314,41 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
         assert applied["enable_sort"] == "off"
     writes = [w for worker in workers.values() for w in worker["write"]]
     assert writes and all(w["hnsw.iterative_scan"] == "relaxed_order" for w in writes)
+
+
+def test_doctor_reports_a_healthy_cluster(migrated: str, redis_url: str, tmp_path: Path) -> None:
+    done = hindsight("doctor", database_url=migrated, redis_url=redis_url, data_dir=str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    (line,) = [x for x in done.stdout.splitlines() if x.split()[1:2] == ["citus"]]
+    assert line.startswith("ok "), line
+    assert "2 workers; every table placed as planned; citus 13.2" in line
+    assert "on all 3 nodes" in line
+
+
+def test_doctor_names_what_is_wrong_with_the_cluster_and_its_fix_mends_it(
+    migrated: str, redis_url: str, tmp_path: Path
+) -> None:
+    def doctor() -> subprocess.CompletedProcess[str]:
+        return hindsight(
+            "doctor", database_url=migrated, redis_url=redis_url, data_dir=str(tmp_path)
+        )
+
+    with psycopg.connect(migrated, autocommit=True) as conn:
+        conn.execute("SELECT undistribute_table('namespace_lifecycle')")
+        name = conn.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
+        conn.execute(f"ALTER DATABASE {name} RESET citus.enable_unsafe_triggers")
+    broken = doctor()
+    assert broken.returncode == 1, broken.stdout
+    out = broken.stdout
+    assert "FAIL  citus          namespace_lifecycle is not distributed" in out, out
+    assert "citus.enable_unsafe_triggers is 'off' for the database, not 'on'" in out
+    assert "2 problem(s) found" in out
+    fixes = {line.split("fix: ", 1)[1] for line in out.splitlines() if "fix: " in line}
+    assert fixes == {
+        "hindsight db distribute",
+        "hindsight db distribute (it sets it for the database)",
+    }
+    mended = hindsight("db", "distribute", database_url=migrated)
+    assert mended.returncode == 0, mended.stderr
+    assert "placed namespace_lifecycle: distributed by namespace" in mended.stdout
+    assert doctor().returncode == 0
