@@ -54,6 +54,7 @@ from tests.test_lifecycle import (  # noqa: F401
     test_hard_expiry_hides_then_purges_and_a_new_observation_starts_over,
     test_memories_cool_archive_and_go_by_policy_and_permanent_ones_never,
     test_retroactive_merge_folds_near_duplicates_under_different_keys,
+    test_the_periodic_pass_runs_once_per_interval_across_replicas,
     test_two_schedulers_at_once_do_no_double_work,
 )
 from tests.test_mcp import (  # noqa: F401
@@ -121,8 +122,8 @@ def module_db(citus_cluster: PgCluster) -> Iterator[str]:
 
 @pytest.fixture
 def fresh_db(migrated: str) -> str:
-    """The doctor's suite checks the shared distributed database (what it breaks, it
-    repairs)."""
+    """The shared distributed database, for the doctor's suite (what it breaks, it
+    repairs) and the lifecycle's pass over every namespace."""
     return migrated
 
 
