@@ -1485,10 +1485,10 @@ export interface components {
             key: string;
             /**
              * Outcome
-             * @description quarantined: stored for review, not recalled (see `reason`); released: a quarantined claim this observation confirmed independently, now active.
+             * @description quarantined: stored for review, not recalled (see `reason`); released: a quarantined claim this observation confirmed independently, now active; echoed: recall had just returned this memory to the same API key, so storing it back is not new evidence and changed nothing (see `reason`).
              * @enum {string}
              */
-            outcome: "created" | "reinforced" | "superseded" | "quarantined" | "released";
+            outcome: "created" | "reinforced" | "superseded" | "quarantined" | "released" | "echoed";
             /** Confidence */
             confidence: number;
             /** Observation Count */
@@ -1511,7 +1511,7 @@ export interface components {
             confidence_capped?: boolean;
             /**
              * Reason
-             * @description Why it was quarantined or released.
+             * @description Why it was quarantined, released or echoed.
              */
             reason?: string | null;
             /**
@@ -1955,9 +1955,15 @@ export interface components {
         };
         /** TierWeights */
         TierWeights: {
-            /** Active */
+            /**
+             * Active
+             * @description Score factor of an active memory in recall.
+             */
             active?: number | null;
-            /** Cold */
+            /**
+             * Cold
+             * @description Score factor of a cold memory in recall.
+             */
             cold?: number | null;
         };
         /** TimeAnchorOut */
@@ -2039,6 +2045,11 @@ export interface components {
              * @description A claim from a source trusted less than this waits for review.
              */
             quarantine_below?: number | null;
+            /**
+             * Echo Window Seconds
+             * @description An observation of a memory that recall returned to the same API key this many seconds before, with no new source, is an echo: it changes nothing (outcome `echoed`). 0: every re-observation reinforces.
+             */
+            echo_window_seconds?: number | null;
         };
         /** ValidationError */
         ValidationError: {
