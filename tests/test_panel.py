@@ -502,13 +502,6 @@ def test_the_panel_works_within_its_policy(page: Any, api: Api) -> None:
     assert not refused, refused
 
 
-@pytest.fixture
-def fresh_server(fresh_db: str, redis_url: str) -> Iterator[ThreadServer]:
-    """A service whose database holds nothing yet: what a newcomer signs in to."""
-    with ThreadServer(make_settings(), fresh_db, redis_url) as srv:
-        yield srv
-
-
 @pytest.mark.skipif(not (shutil.which("jq") and shutil.which("curl")), reason="needs curl, jq")
 def test_a_fresh_service_opens_on_the_walkthroughs_first_call(
     browser: Any, fresh_server: ThreadServer, tmp_path: Path
