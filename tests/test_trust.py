@@ -100,9 +100,10 @@ def trust_of(hit: dict[str, Any]) -> tuple[float, float]:
 
 
 def test_a_users_statement_outranks_an_agents_guess(api: Api, writer: Api) -> None:
-    """Equal relevance, different sources: by default the trusted one ranks first."""
-    r = writer.client.post(
-        f"{writer.base}/memories:batch",
+    """Equal relevance, different sources: by default the trusted one ranks first. (The
+    curator names the sources here: a writer's `user` label ranks as an agent's.)"""
+    r = api.client.post(
+        f"{api.base}/memories:batch",
         json={
             "dedup": False,
             "memories": [

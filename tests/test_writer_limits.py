@@ -297,3 +297,27 @@ def test_a_verify_landing_during_a_writers_edit_wins(
             locker.commit()
             needs_curator(edit.result(timeout=60))
     assert live_value(curator, "b4.role") == [("member", True, False)]
+
+
+# --- 5. a writer's source label ranks no higher than an agent -------------------------
+
+
+def test_a_writers_source_label_ranks_as_an_agent(keys: dict[str, Api], api: Api) -> None:
+    """The label is the writer's word: recall trusts it no more than observe did. A curator
+    naming the same source is believed, and so is a curator relabelling the writer's."""
+    writer, curator = keys["writer"], keys["curator"]
+    (mine,) = writer.observe({"key": "drink.w", "value": "prefers oolong tea", "source": "user"})
+    (theirs,) = curator.observe({"key": "drink.c", "value": "prefers oolong tea", "source": "user"})
+    hits = {h["id"]: h for h in writer.recall("prefers oolong tea")["results"]}
+    assert hits[mine["id"]]["source"] == "user"  # the label is kept as sent
+    assert hits[mine["id"]]["components"]["trust"] == 0.8
+    assert hits[theirs["id"]]["components"]["trust"] == 1.0
+    # a writer relabelling the curator's memory makes the label its own word
+    r = writer.client.patch(f"{writer.base}/memories/{theirs['id']}", json={"source": "user"})
+    assert r.status_code == 200, r.text
+    hits = {h["id"]: h for h in writer.recall("prefers oolong tea")["results"]}
+    assert hits[theirs["id"]]["components"]["trust"] == 0.8
+    r = curator.client.patch(f"{curator.base}/memories/{mine['id']}", json={"source": "user"})
+    assert r.status_code == 200, r.text
+    hits = {h["id"]: h for h in writer.recall("prefers oolong tea")["results"]}
+    assert hits[mine["id"]]["components"]["trust"] == 1.0

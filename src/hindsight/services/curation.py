@@ -157,6 +157,10 @@ class Curation:
                 columns["tags"] = normalise_tags(value)
             else:
                 columns[name] = value
+        if "source" in columns:  # whoever names the source decides how far it is trusted
+            columns["source_capped"] = columns["source"] is not None and not role.at_least(
+                Role.CURATOR
+            )
         if "mem_value" in columns or "mem_key" in columns:
             key = columns.get("mem_key", current["key"])
             value = columns.get("mem_value", current["value"])

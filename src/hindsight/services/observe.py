@@ -62,9 +62,10 @@ class Observer:
         return recalled
 
     async def claims(
-        self, items: Sequence[Observation], confidences: Sequence[float]
+        self, items: Sequence[Observation], confidences: Sequence[float], *, capped: bool = False
     ) -> list[store.NewClaim]:
-        """The items as rows to write: embedded and keyword-indexed, at these confidences."""
+        """The items as rows to write: embedded and keyword-indexed, at these confidences.
+        `capped`: a writer sent them, so a source label they carry is its own word."""
         texts = [memory_text(o.key, o.value) for o in items]
         vectors = await self.embedder.embed(texts)
         claims = []
@@ -88,6 +89,7 @@ class Observer:
                     permanent=obs.permanent,
                     expires_at=obs.expires_at,
                     occurred_at=obs.occurred_at,
+                    source_capped=capped and obs.source is not None,
                 )
             )
         return claims
@@ -140,7 +142,7 @@ class Observer:
             recalled=self._recalled(namespace, actor, trust.echo_window_seconds or 0.0),
         )
         batch.prepared = await self.claims(
-            items, [batch.verdict(o, None).confidence for o in items]
+            items, [batch.verdict(o, None).confidence for o in items], capped=not batch.curator
         )
         outcomes = await self.writer.write(namespace, batch.run)
         for done in outcomes:

@@ -29,7 +29,8 @@ def _columns(access_count: str, last_accessed: str) -> str:
     return f"""
     m.id, m.namespace, m.memory_type, m.mem_key AS key, m.mem_value AS value,
     m.confidence::float8 AS confidence, m.importance, {access_count} AS access_count,
-    m.observation_count, m.source, m.verified, m.permanent, m.status, m.tags, m.metadata,
+    m.observation_count, m.source, m.source_capped, m.verified, m.permanent, m.status, m.tags,
+    m.metadata,
     m.changed_by, m.created_at, m.updated_at, m.last_observed, {last_accessed} AS last_accessed,
     m.expires_at, m.occurred_at
 """
@@ -62,6 +63,8 @@ class NewClaim:
     permanent: bool
     expires_at: datetime | None = None
     occurred_at: datetime | None = None
+    # the source is a writer's own label, trusted no more than an agent's when ranked
+    source_capped: bool = False
 
 
 # A re-observation of the same value reinforces: confidence rises by the step (capped at the
@@ -77,18 +80,18 @@ class NewClaim:
 _OBSERVE = """
 INSERT INTO long_term_memory AS t (
     id, namespace, mem_key, mem_value, memory_type, embedding, keywords, keyword_terms,
-    confidence, importance, source, tags, metadata, verified, permanent, changed_by, expires_at,
-    occurred_at)
+    confidence, importance, source, source_capped, tags, metadata, verified, permanent,
+    changed_by, expires_at, occurred_at)
 SELECT x.id, %(ns)s::text, x.key, x.value, x.memory_type, x.embedding, x.keywords,
-       x.terms::int[], x.confidence, x.importance, x.source, x.tags::text[], x.metadata,
-       x.verified, x.permanent, %(actor)s::text, x.expires_at, x.occurred_at
+       x.terms::int[], x.confidence, x.importance, x.source, x.source_capped, x.tags::text[],
+       x.metadata, x.verified, x.permanent, %(actor)s::text, x.expires_at, x.occurred_at
 FROM unnest(%(ids)s::uuid[], %(keys)s::text[], %(values)s::text[], %(types)s::text[],
             %(embeddings)s::halfvec[], %(keywords)s::sparsevec[], %(terms)s::text[],
             %(confidences)s::numeric[], %(importances)s::float8[], %(sources)s::text[],
-            %(tags)s::text[], %(metadata)s::jsonb[], %(verified)s::bool[], %(permanent)s::bool[],
-            %(expires)s::timestamptz[], %(occurred)s::timestamptz[])
+            %(capped)s::bool[], %(tags)s::text[], %(metadata)s::jsonb[], %(verified)s::bool[],
+            %(permanent)s::bool[], %(expires)s::timestamptz[], %(occurred)s::timestamptz[])
      AS x(id, key, value, memory_type, embedding, keywords, terms, confidence, importance,
-          source, tags, metadata, verified, permanent, expires_at, occurred_at)
+          source, source_capped, tags, metadata, verified, permanent, expires_at, occurred_at)
 ON CONFLICT (namespace, mem_key) WHERE live DO UPDATE SET
     confidence = CASE WHEN t.mem_value = excluded.mem_value
                       THEN greatest(t.confidence,
@@ -111,6 +114,9 @@ ON CONFLICT (namespace, mem_key) WHERE live DO UPDATE SET
                       ELSE excluded.importance END,
     mem_value = excluded.mem_value,
     source = coalesce(excluded.source, t.source),
+    -- whoever gives the source label decides how far it is trusted
+    source_capped = CASE WHEN excluded.source IS NULL
+                         THEN t.source_capped ELSE excluded.source_capped END,
     tags = ARRAY(SELECT DISTINCT unnest(t.tags || excluded.tags) ORDER BY 1),
     metadata = t.metadata || excluded.metadata,
     permanent = t.permanent OR excluded.permanent,
@@ -156,6 +162,7 @@ async def observe(
         "confidences": [c.confidence for c in claims],
         "importances": [c.importance for c in claims],
         "sources": [c.source for c in claims],
+        "capped": [c.source_capped for c in claims],
         "tags": [array_literal(c.tags) for c in claims],
         "metadata": [Jsonb(c.metadata) for c in claims],
         "verified": [c.verified for c in claims],

@@ -145,6 +145,10 @@ class TrustPolicy(_Section):
         return source_trust(self.sources or {}, self.default, source)
 
 
+# the most a writer's own source label is trusted: as much as an agent, whatever it names
+WRITER_SOURCE_CAP = "agent"
+
+
 def source_trust(levels: Mapping[str, float], default: float, source: str | None) -> float:
     """The trust of `source`: its own level, else that of the name before its first colon
     (`session:42` is a `session`), else `default` (also for no source)."""
