@@ -92,6 +92,20 @@ class Settings(BaseSettings):
     host: str = Field(default="127.0.0.1", description="Interface to listen on (`--host`).")
     port: int = Field(default=8080, ge=0, le=65535, description="Port to listen on (`--port`).")
     workers: int = Field(default=1, ge=1, le=64, description="Worker processes (`--workers`).")
+    max_in_flight: int = Field(
+        default=32,
+        ge=0,
+        le=10_000,
+        description="Requests (REST and MCP) a worker works on at once; more wait for a "
+        "slot in arrival order. 0: no limit.",
+    )
+    queue_wait_ms: int = Field(
+        default=1000,
+        ge=0,
+        le=60_000,
+        description="How long a request waits for a slot before it is refused with 503 "
+        "`overloaded` and Retry-After: 1, so that under overload what is served stays fast.",
+    )
     api_key: SecretStr | None = Field(
         default=None,
         description="Bootstrap admin key; clients send `Authorization: Bearer <key>`. Unset "

@@ -23,6 +23,7 @@ from hindsight import __version__, core, ui
 from hindsight.api import rest
 from hindsight.api.body_limit import BodyLimit
 from hindsight.api.nul_guard import NulGuard
+from hindsight.api.shedding import LoadShedder
 from hindsight.config import Settings
 from hindsight.errors import ConfigurationError
 from hindsight.mcp.http import McpEndpoint
@@ -70,6 +71,9 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
     )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(NulGuard)
+    app.add_middleware(
+        LoadShedder, max_in_flight=settings.max_in_flight, queue_wait_ms=settings.queue_wait_ms
+    )
     app.add_middleware(RequestObserver)  # outermost: times and logs every request
     rest.install(app)
     ui.install(app)
