@@ -1,11 +1,16 @@
 """Hindsight on a real Citus cluster (a coordinator and two workers the tests start): from
 an empty cluster to serving with `hindsight db upgrade` and `hindsight db distribute`, a
-migration written after distributing, and the REST contract's tests run again against the
-coordinator (imported below: the same tests, this module's `server` and `migrated`)."""
+migration written after distributing, and the contract's tests run again against the
+coordinator (imported below: the same tests, with this module's fixtures: `server` and
+`migrated` are a distributed database, `module_db` another one)."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -13,14 +18,45 @@ import pytest
 from hindsight.config import Settings
 from hindsight.db import citus
 from tests.conftest import Api, make_settings
-from tests.support.citus import PgCluster
+from tests.support.citus import Node, PgCluster, log_position, logged, routes
 from tests.support.cli import hindsight
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
-# The REST contract, run again here against the coordinator.
+# The contract, run again here against the coordinator.
 from tests.test_concurrency import (  # noqa: F401
     test_concurrent_first_observations_create_one_memory,
     test_overlapping_batches_do_not_deadlock_or_lose_counts,
+)
+from tests.test_consolidation import (  # noqa: F401
+    test_deterministic_consolidation_observes_marked_steps,
+    test_running_it_again_changes_nothing,
+)
+from tests.test_doctor import (  # noqa: F401
+    test_a_broken_setup_fails_with_the_fix,
+    test_a_good_setup_passes,
+)
+from tests.test_erasure import (  # noqa: F401
+    stack,
+    test_a_canary_through_every_path_is_nowhere_after_erase,
+    test_erase_from_the_cli,
+)
+from tests.test_export import (  # noqa: F401
+    test_export_then_import_reproduces_the_namespace,
+    test_restore_refuses_a_used_namespace_or_a_cut_file,
+)
+from tests.test_import import test_import_redacts_secrets_like_any_write  # noqa: F401
+from tests.test_lifecycle import (  # noqa: F401
+    test_capacity_archives_the_lowest_value_down_to_the_cap,
+    test_ending_a_session_demotes_its_events_after_the_delay,
+    test_hard_expiry_hides_then_purges_and_a_new_observation_starts_over,
+    test_memories_cool_archive_and_go_by_policy_and_permanent_ones_never,
+    test_retroactive_merge_folds_near_duplicates_under_different_keys,
+    test_two_schedulers_at_once_do_no_double_work,
+)
+from tests.test_mcp import (  # noqa: F401
+    test_export_and_erase_a_namespace_over_mcp,
+    test_http_round_trip_and_every_tool,
 )
 from tests.test_memories import (  # noqa: F401
     test_changes_made_in_psql_are_in_the_history,
@@ -29,14 +65,22 @@ from tests.test_memories import (  # noqa: F401
     test_observe_creates_then_reinforces_with_exact_confidence,
     test_patch_updates_and_is_recorded,
 )
+from tests.test_near_duplicates import VALUE
+from tests.test_policy import (  # noqa: F401
+    test_feedback_is_checked_stored_once_and_auditable,
+    test_feedback_over_mcp,
+)
 from tests.test_recall import (  # noqa: F401
     test_every_result_explains_its_score,
     test_filters,
     test_recall_raises_access_count_and_last_accessed,
 )
 from tests.test_working_memory import (  # noqa: F401
+    test_appending_extends_the_whole_session,
     test_concurrent_appends_get_distinct_consecutive_indexes,
     test_ended_session_refuses_steps_and_delete_removes_everything,
+    test_expired_steps_vanish_and_the_purge_deletes_them,
+    test_idempotency_key_makes_retries_harmless,
     test_steps_get_increasing_indexes_and_read_back_in_order,
 )
 
@@ -60,6 +104,22 @@ def migrated(citus_cluster: PgCluster) -> Iterator[str]:
     with citus_cluster.database() as url:
         upgrade_and_distribute(url)
         yield url
+
+
+@pytest.fixture(scope="module")
+def module_db(citus_cluster: PgCluster) -> Iterator[str]:
+    """A second distributed database, for a module server whose embedder differs (the
+    erasure suite's `stack`)."""
+    with citus_cluster.database() as url:
+        upgrade_and_distribute(url)
+        yield url
+
+
+@pytest.fixture
+def fresh_db(migrated: str) -> str:
+    """The doctor's suite checks the shared distributed database (what it breaks, it
+    repairs)."""
+    return migrated
 
 
 @pytest.fixture(scope="module")
@@ -129,3 +189,166 @@ def test_distribute_before_the_schema_says_to_upgrade(citus_cluster: PgCluster) 
         done = hindsight("db", "distribute", database_url=url)
     assert done.returncode == 1
     assert "run `hindsight db upgrade` first" in done.stderr
+
+
+# Statements that are not plans: the transaction's bounds, settings, and what psycopg asks
+# the catalog when it connects
+_NOT_PLANNED = re.compile(
+    r"^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|SET|SHOW|select pg_catalog|select "
+    r"current_schema)\b",
+    re.IGNORECASE,
+)
+# a shard by its name: Citus running a part of a statement logged already, on the
+# coordinator's own placement of a reference table
+_SHARD = re.compile(r"\bpublic\.\w+_\d+\b")
+ROUTED = ("Citus Adaptive", 1, 0)
+_SET_LOCAL = re.compile(r"SET LOCAL ([\w.]+) = ([^;]+)")
+
+
+def shard_settings_of_searches(
+    node: Node, user: str, since: int
+) -> dict[str, list[dict[str, str]]]:
+    """On a worker: the SET LOCAL settings in force (sent earlier in the same transaction)
+    when each search of a long_term_memory shard ran, by the search's kind: `recall` (an arm
+    of recall) or `write` (observe's near-duplicate check)."""
+    found: dict[str, list[dict[str, str]]] = {"recall": [], "write": []}
+    in_force: dict[str, dict[str, str]] = {}  # worker session -> its transaction's settings
+    for s in logged(node, user, since):
+        if s.text.startswith("BEGIN"):
+            in_force[s.session] = {}
+        in_force.setdefault(s.session, {}).update(
+            (name, value.strip()) for name, value in _SET_LOCAL.findall(s.text)
+        )
+        if "long_term_memory_" in s.text and "<=>" in s.text:
+            kind = "write" if s.text.startswith("WITH size AS") else "recall"
+            found[kind].append(dict(in_force[s.session]))
+        if s.text.startswith(("COMMIT", "ROLLBACK", "PREPARE TRANSACTION")):
+            in_force[s.session] = {}
+    return found
+
+
+def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
+    citus_cluster: PgCluster, migrated: str, redis_url: str
+) -> None:
+    """The coordinator's log (log_statement = all, for a role of this test's server) gives
+    every statement the requests ran, with its parameters; each is EXPLAINed on the
+    coordinator: one Citus task on the namespace's worker, nothing run first and collected
+    on the coordinator. The workers' logs show the search settings reached the shard."""
+    role = "plans_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(migrated, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN SUPERUSER")
+        conn.execute(f"ALTER ROLE {role} SET log_statement = 'all'")  # Citus: every node
+    ns = "plans-" + uuid.uuid4().hex[:8]
+    coordinator = citus_cluster.coordinator
+    settings = make_settings(dedup_threshold=0.9)
+    url = migrated.replace("postgres@", f"{role}@")
+    try:
+        with ThreadServer(settings, url, redis_url) as srv:
+            since = {n.name: log_position(n) for n in citus_cluster.nodes}
+            api = Api.at(srv.url, ns)
+            api.observe(
+                {"key": "user.commute", "value": VALUE, "tags": ["travel"]},
+                {"key": "user.city", "value": "lives in Oslo"},
+            )
+            (twin,) = api.observe({"key": "user.commutes", "value": VALUE})  # near-identical
+            assert twin["outcome"] == "reinforced" and twin["key"] == "user.commute"
+            found = api.recall("which train does the user take", k=3)["results"]
+            assert found[0]["key"] == "user.commute"
+            assert api.recall("train", k=3, tags=["travel"])["results"]  # narrowed by label
+            api.append("s", "one")
+            api.append("s", "two")
+            wait_until(
+                lambda: api.get(found[0]["id"])["access_count"] == 2, "the recalls are counted"
+            )
+            api.client.close()
+        statements = logged(coordinator, role, since[coordinator.name])
+        with psycopg.connect(migrated, autocommit=True) as conn:
+            (home,) = conn.execute(
+                "SELECT nodename || ':' || nodeport FROM citus_shards WHERE shardid = "
+                "get_shard_id_for_distribution_column('long_term_memory', %s::text)",
+                (ns,),
+            ).fetchone() or (None,)
+            planned, wrong = [], []
+            for s in statements:
+                if _NOT_PLANNED.match(s.text) or _SHARD.search(s.text) or "pg_type" in s.text:
+                    continue
+                plan = conn.execute(f"EXPLAIN (FORMAT JSON) {s.with_literals()}").fetchone()
+                found_routes = routes(plan[0] if plan else None)
+                if not found_routes:
+                    continue  # the coordinator's own catalog
+                shown = " ".join(s.text.split())[:100]
+                planned.append(shown)
+                # one scan, one task, nothing run before it
+                if [(r.provider, r.tasks, r.subplans) for r in found_routes] != [ROUTED]:
+                    wrong.append(f"{found_routes}: {shown}")
+                elif (ns in s.text or ns in s.params) and found_routes[0].nodes != {home}:
+                    wrong.append(f"on {set(found_routes[0].nodes)}, not {home}: {shown}")
+        workers = {
+            w.name: shard_settings_of_searches(w, role, since[w.name])
+            for w in citus_cluster.workers_
+        }
+    finally:
+        with psycopg.connect(migrated, autocommit=True) as conn:
+            conn.execute(f"DROP ROLE {role}")
+    assert wrong == []
+    # what each request runs was seen: observe (deletion of expired keys, the near-duplicate
+    # search, the twin's lock, the upsert), recall (both arms, the log, the access counts)
+    # and the step append (session, steps)
+    for start in (
+        "DELETE FROM long_term_memory",
+        "WITH size AS",
+        "SELECT id, mem_key AS key, mem_value AS value FROM long_term_memory",
+        "INSERT INTO long_term_memory",
+        "WITH stats AS",
+        "INSERT INTO recall_log",
+        "INSERT INTO memory_access",
+        "INSERT INTO working_sessions",
+        "INSERT INTO working_memory",
+    ):
+        assert any(p.startswith(start) for p in planned), (start, planned)
+    searches = [w for worker in workers.values() for w in worker["recall"]]
+    assert len(searches) == 4  # two recalls, two arms each
+    for applied in searches:
+        assert applied["hnsw.ef_search"] == str(settings.hnsw_ef_search)
+        assert applied["hnsw.iterative_scan"] == "relaxed_order"
+        assert applied["enable_sort"] == "off"
+    writes = [w for worker in workers.values() for w in worker["write"]]
+    assert writes and all(w["hnsw.iterative_scan"] == "relaxed_order" for w in writes)
+
+
+def test_doctor_reports_a_healthy_cluster(migrated: str, redis_url: str, tmp_path: Path) -> None:
+    done = hindsight("doctor", database_url=migrated, redis_url=redis_url, data_dir=str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    (line,) = [x for x in done.stdout.splitlines() if x.split()[1:2] == ["citus"]]
+    assert line.startswith("ok "), line
+    assert "2 workers; every table placed as planned; citus 13.2" in line
+    assert "on all 3 nodes" in line
+
+
+def test_doctor_names_what_is_wrong_with_the_cluster_and_its_fix_mends_it(
+    migrated: str, redis_url: str, tmp_path: Path
+) -> None:
+    def doctor() -> subprocess.CompletedProcess[str]:
+        return hindsight(
+            "doctor", database_url=migrated, redis_url=redis_url, data_dir=str(tmp_path)
+        )
+
+    with psycopg.connect(migrated, autocommit=True) as conn:
+        conn.execute("SELECT undistribute_table('namespace_lifecycle')")
+        name = conn.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
+        conn.execute(f"ALTER DATABASE {name} RESET citus.enable_unsafe_triggers")
+    broken = doctor()
+    assert broken.returncode == 1, broken.stdout
+    out = broken.stdout
+    assert "FAIL  citus          namespace_lifecycle is not distributed" in out, out
+    assert "citus.enable_unsafe_triggers is 'off' for the database, not 'on'" in out
+    assert "2 problem(s) found" in out
+    fixes = {line.split("fix: ", 1)[1] for line in out.splitlines() if "fix: " in line}
+    assert fixes == {
+        "hindsight db distribute",
+        "hindsight db distribute (it sets it for the database)",
+    }
+    mended = hindsight("db", "distribute", database_url=migrated)
+    assert mended.returncode == 0, mended.stderr
+    assert "placed namespace_lifecycle: distributed by namespace" in mended.stdout
+    assert doctor().returncode == 0

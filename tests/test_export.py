@@ -88,11 +88,11 @@ def test_export_then_import_reproduces_the_namespace(
     assert comparable(target) == comparable(api)
     assert [s["content"] for s in target.steps("s1")] == ["planned the trip", "booked the train"]
     assert target.steps("s1")[0]["metadata"] == {"step": 1}
-    assert target.recall("city")["results"][0]["value"] == "Oslo"
-    # it is a working namespace: a re-observation reinforces (one with a source of its own:
-    # this key has just recalled it, so a bare repeat would be an echo)
-    (again,) = target.observe({"key": "user.city", "value": "Oslo", "source": "user"})
+    # it is a working namespace: a re-observation reinforces (before any recall of it, which
+    # would make this key's next store of it an echo)
+    (again,) = target.observe({"key": "user.city", "value": "Oslo"})
     assert again["outcome"] == "reinforced" and again["observation_count"] == 3
+    assert target.recall("city")["results"][0]["value"] == "Oslo"
 
     # the CLI exports the same lines as the API
     cli = hindsight("export", "--namespace", api.ns, "--sessions", database_url=migrated)

@@ -6,7 +6,9 @@ for it). Also a plain PostgreSQL 15 from the same binaries, to compare against."
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -14,6 +16,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -102,6 +105,12 @@ class PgCluster:
                 "fsync = off",
                 "synchronous_commit = off",
                 "full_page_writes = off",
+                # a JSON log beside the text one: tests read the statements a server ran
+                # (with their parameters) from it, see `statements`
+                "logging_collector = on",
+                "log_destination = 'stderr,jsonlog'",
+                "log_directory = 'log'",
+                "log_filename = 'postgresql'",
             ]
             if self.citus:
                 conf += [
@@ -168,3 +177,101 @@ class PgCluster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+# --- what a server ran, from a node's JSON log -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Logged:
+    """A statement a node's log recorded (`log_statement = 'all'`), with its parameters as
+    the log prints them (text, or None for NULL)."""
+
+    session: str
+    text: str
+    params: tuple[str | None, ...]
+
+    def with_literals(self) -> str:
+        """The statement with each parameter written in as a literal, to EXPLAIN it."""
+
+        def literal(match: re.Match[str]) -> str:
+            value = self.params[int(match.group(1)) - 1]
+            return "NULL" if value is None else "'" + value.replace("'", "''") + "'"
+
+        return re.sub(r"\$(\d+)\b", literal, self.text)
+
+
+_PARAM = re.compile(r"\$(\d+) = (NULL|'((?:[^']|'')*)')")
+
+
+def log_position(node: Node) -> int:
+    path = node.data / "log" / "postgresql.json"
+    return path.stat().st_size if path.exists() else 0
+
+
+def logged(node: Node, user: str, since: int = 0) -> list[Logged]:
+    """The statements `user` ran on `node` since the log was `since` bytes long, in order."""
+    found = []
+    with open(node.data / "log" / "postgresql.json", "rb") as f:
+        f.seek(since)
+        for line in f:
+            entry = json.loads(line)
+            message = entry.get("message", "")
+            if entry.get("user") != user or entry.get("error_severity") != "LOG":
+                continue
+            if message.startswith("statement: "):
+                text = message.removeprefix("statement: ")
+            elif message.startswith("execute "):
+                text = message.split(": ", 1)[1]
+            else:
+                continue
+            params: dict[int, str | None] = {}
+            detail = entry.get("detail") or ""
+            if detail.startswith("parameters: "):
+                for match in _PARAM.finditer(detail):
+                    value = match.group(3)
+                    params[int(match.group(1))] = (
+                        None if match.group(2) == "NULL" else value.replace("''", "'")
+                    )
+            ordered = tuple(params[i] for i in range(1, len(params) + 1))
+            found.append(Logged(entry["session_id"], text, ordered))
+    return found
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where Citus runs one distributed part of a statement (one Custom Scan of its plan)."""
+
+    provider: str  # "Citus Adaptive", "Citus INSERT ... SELECT", ...
+    tasks: int
+    nodes: frozenset[str]  # "host:port" of the tasks shown
+    subplans: int  # parts run first, their rows collected on the coordinator
+
+
+def routes(plan: Any) -> list[Route]:
+    """Every Citus scan in an EXPLAIN (FORMAT JSON) plan."""
+    found: list[Route] = []
+    if isinstance(plan, list):
+        for item in plan:
+            found += routes(item)
+    elif isinstance(plan, dict):
+        provider = plan.get("Custom Plan Provider", "")
+        if provider.startswith("Citus"):
+            query = plan.get("Distributed Query", {})
+            job = query.get("Job", {})
+            nodes = frozenset(
+                ":".join(
+                    part.split("=", 1)[1]
+                    for part in task.get("Node", "").split()
+                    if part.startswith(("host=", "port="))
+                )
+                for task in job.get("Tasks", [])
+            )
+            found.append(
+                Route(
+                    provider, int(job.get("Task Count", 0)), nodes, len(query.get("Subplans", []))
+                )
+            )
+        for value in plan.values():
+            found += routes(value)
+    return found

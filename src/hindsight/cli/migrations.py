@@ -71,7 +71,9 @@ def distribute(shard_count: int) -> None:
         click.echo(f"placed {line}")
     click.echo(f"{len(done)} tables placed" if done else "every table was placed already")
     if left:
-        raise click.ClickException("the cluster still needs:\n  " + "\n  ".join(left))
+        raise click.ClickException(
+            "the cluster still needs:\n  " + "\n  ".join(str(p) for p in left)
+        )
 
 
 @db.command()

@@ -139,29 +139,43 @@ def inspect(conn: psycopg.Connection[Any]) -> Cluster:
     return Cluster(row[0], workers, placed, extensions, settings)
 
 
-def problems(cluster: Cluster, tables: set[str]) -> list[str]:
+@dataclass(frozen=True)
+class Problem:
+    """Something wrong with a distributed database, and what to do about it."""
+
+    what: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"{self.what}: {self.fix}"
+
+
+def problems(cluster: Cluster, tables: set[str]) -> list[Problem]:
     """What is wrong with a distributed database, each with what to do about it."""
     if cluster.version is None:
-        return ["Citus is not installed in this database"]
+        return [Problem("Citus is not installed in this database", "CREATE EXTENSION citus")]
     found = []
     for p in PLAN:
         if p.table not in tables:
             continue
         got = cluster.placed.get(p.table)
         if got is None:
-            found.append(f"{p.table} is not distributed: run `hindsight db distribute`")
+            found.append(Problem(f"{p.table} is not distributed", "hindsight db distribute"))
         elif got != p:
-            want = (
-                "a reference table"
-                if p.kind == "reference"
-                else f"distributed by {p.column} co-located with {p.colocate_with}"
-            )
             found.append(
-                f"{p.table} should be {want}: undistribute it (undistribute_table) and run "
-                "`hindsight db distribute`"
+                Problem(
+                    f"{p.table} is {_said(got)}, not {_said(p)}",
+                    f"SELECT undistribute_table('{p.table}'); then hindsight db distribute",
+                )
             )
     unknown = tables - {p.table for p in PLAN} - LOCAL
-    found += [f"{t} has no placement in Hindsight's plan" for t in sorted(unknown)]
+    found += [
+        Problem(
+            f"{t} has no placement in Hindsight's plan",
+            "a table Hindsight did not make: move it to another schema or database",
+        )
+        for t in sorted(unknown)
+    ]
     versions = {tuple(sorted(v.items())) for v in cluster.extensions.values()}
     if len(versions) > 1:
         listed = "; ".join(
@@ -169,15 +183,34 @@ def problems(cluster: Cluster, tables: set[str]) -> list[str]:
             for node, ext in sorted(cluster.extensions.items())
         )
         found.append(
-            "extension versions differ between nodes (" + listed + "): install the same "
-            "builds everywhere and run ALTER EXTENSION ... UPDATE on each node"
+            Problem(
+                f"extension versions differ between nodes ({listed})",
+                "install the same Citus and pgvector builds on every node, then run "
+                "ALTER EXTENSION citus UPDATE and ALTER EXTENSION vector UPDATE on each",
+            )
         )
     if not cluster.workers:
-        found.append("the cluster has no workers: add them with citus_add_node")
+        found.append(Problem("the cluster has no workers", "SELECT citus_add_node('host', port)"))
     for name, value in DATABASE_SETTINGS.items():
         if cluster.settings.get(name) != value:
-            found.append(f"{name} is not '{value}' for the database: run `hindsight db distribute`")
+            found.append(
+                Problem(
+                    f"{name} is {cluster.settings.get(name) or 'not set'!r} for the database, "
+                    f"not {value!r}",
+                    "hindsight db distribute (it sets it for the database)",
+                )
+            )
     return found
+
+
+def _said(p: Placement) -> str:
+    if p.kind == "reference":
+        return "a reference table"
+    if p.colocate_with == "long_term_memory" or p.colocate_with == "default":
+        return f"distributed by {p.column} with long_term_memory"
+    if p.colocate_with == "none":
+        return f"distributed by {p.column} alone"
+    return f"distributed by {p.column} in another co-location group"
 
 
 def _tables(conn: psycopg.Connection[Any]) -> set[str]:
@@ -190,7 +223,7 @@ def _tables(conn: psycopg.Connection[Any]) -> set[str]:
     }
 
 
-def status(url: str) -> tuple[Cluster, list[str]]:
+def status(url: str) -> tuple[Cluster, list[Problem]]:
     with psycopg.connect(psycopg_url(url), autocommit=True) as conn:
         cluster = inspect(conn)
         return cluster, (problems(cluster, _tables(conn)) if cluster.distributed else [])

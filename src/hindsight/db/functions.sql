@@ -35,6 +35,17 @@ $$;
 COMMENT ON FUNCTION hindsight_actor() IS
   'Who is changing memories: the service sets hindsight.actor, else the database user.';
 
+-- name: hindsight_tag_union
+-- The tags a re-observation leaves on a memory: both lists, each tag once, sorted. A
+-- function, because observe's upsert computes it in DO UPDATE SET, where Citus allows
+-- neither a subquery nor a function that is not IMMUTABLE.
+CREATE OR REPLACE FUNCTION hindsight_tag_union(a text[], b text[]) RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT coalesce(array_agg(DISTINCT t ORDER BY t), '{}') FROM unnest(a || b) AS t
+$$;
+COMMENT ON FUNCTION hindsight_tag_union(text[], text[]) IS
+  'The tags of both lists, each once and sorted: what observing a memory again leaves.';
+
 -- name: hindsight_history_write
 -- History and keyword statistics are written by statement-level triggers with transition
 -- tables: set-based (one INSERT per statement, not per row), exact under any concurrency,

@@ -6,6 +6,7 @@ reported; checks that need the database schema are skipped while it is unreachab
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from hindsight.config import Settings
-from hindsight.db import migrate, schema
+from hindsight.db import citus, migrate, schema
 from hindsight.db.pool import Connection
 from hindsight.embeddings import create_embedder
 from hindsight.errors import HindsightError
@@ -217,7 +218,42 @@ async def database(settings: Settings, url: str) -> list[Check]:
                 )
         if all(found.get(n) for n in _index_fixes()):
             checks.append(Check("indexes", True, f"{len(found)} search indexes present"))
-    return checks
+    return checks + await citus_cluster(url)
+
+
+async def citus_cluster(url: str) -> list[Check]:
+    """On a Citus coordinator: every table placed as `hindsight db distribute` places it,
+    the same extension versions on every node, the database's settings; a check for each
+    problem. Nothing on a PostgreSQL without Citus."""
+    cluster, problems = await asyncio.to_thread(citus.status, url)
+    if cluster.version is None:
+        return []
+    if not cluster.distributed:
+        return [
+            Check(
+                "citus",
+                True,
+                f"Citus {cluster.version} is installed, but Hindsight's tables are not "
+                "distributed: they all stay on this node",
+                "add the workers (SELECT citus_add_node('host', port)), then "
+                "hindsight db distribute",
+                warning=True,
+            )
+        ]
+    if not problems:
+        versions = ", ".join(
+            f"{name} {version}"
+            for name, version in sorted(next(iter(cluster.extensions.values()), {}).items())
+        )
+        return [
+            Check(
+                "citus",
+                True,
+                f"{len(cluster.workers)} workers; every table placed as planned; {versions} "
+                f"on all {len(cluster.extensions)} nodes",
+            )
+        ]
+    return [Check("citus", False, p.what, p.fix) for p in problems]
 
 
 async def _embedding(settings: Settings, conn: Connection) -> Check:

@@ -16,7 +16,6 @@ from pgvector import HalfVector, SparseVector
 from psycopg.types.json import Jsonb
 
 from hindsight.db.pool import Connection
-from hindsight.stores.arrays import array_literal
 from hindsight.stores.attribution import attribute
 from hindsight.stores.filters import LIVE_BY_STATUS, MemoryFilter, filter_sql
 from hindsight.stores.grouping import by_namespace
@@ -39,8 +38,11 @@ def _columns(access_count: str, last_accessed: str) -> str:
 # A memory as the API shows it, m being long_term_memory.
 MEMORY_COLUMNS = _columns(f"coalesce((SELECT a.access_count {_ACCESS}), 0)", _LAST_ACCESSED)
 # The same, where the query has joined the memory's memory_access row as `a` (one probe
-# of it instead of one per column).
+# of it instead of one per column). A read joins it rather than use the subqueries above:
+# on Citus a subquery correlated by namespace is sent to every shard, where a join on
+# namespace follows the memory's namespace to its shard.
 MEMORY_COLUMNS_JOINED = _columns("coalesce(a.access_count, 0)", "a.last_accessed")
+JOIN_ACCESS = "LEFT JOIN memory_access a ON a.namespace = m.namespace AND a.memory_id = m.id"
 
 
 @dataclass(frozen=True)
@@ -74,24 +76,17 @@ class NewClaim:
 # claim starts over at the initial confidence, and the trigger files the old value in history.
 # occurred_at: a reinforcement keeps the earliest time known (the same claim reported again
 # later happened no later than its first report; a PATCH moves it), a new value takes its own.
-# (Parameters carry their types: Citus plans the statement in parts, and a worker is not
-# told a bare parameter's type. Nor is it told the parameters of DO UPDATE SET: the step
-# and ceiling go there as numbers in the text.)
+# The rows are a VALUES list, each value typed: on Citus an INSERT ... VALUES whose rows
+# share the namespace is routed to its shard, where INSERT ... SELECT FROM unnest(...) went
+# through the coordinator (the rows collected there, then copied to the shard). A worker
+# is not told the parameters of DO UPDATE SET: the step and ceiling go there as numbers in
+# the text.
 _OBSERVE = """
 INSERT INTO long_term_memory AS t (
     id, namespace, mem_key, mem_value, memory_type, embedding, keywords, keyword_terms,
     confidence, importance, source, source_capped, tags, metadata, verified, permanent,
     changed_by, expires_at, occurred_at)
-SELECT x.id, %(ns)s::text, x.key, x.value, x.memory_type, x.embedding, x.keywords,
-       x.terms::int[], x.confidence, x.importance, x.source, x.source_capped, x.tags::text[],
-       x.metadata, x.verified, x.permanent, %(actor)s::text, x.expires_at, x.occurred_at
-FROM unnest(%(ids)s::uuid[], %(keys)s::text[], %(values)s::text[], %(types)s::text[],
-            %(embeddings)s::halfvec[], %(keywords)s::sparsevec[], %(terms)s::text[],
-            %(confidences)s::numeric[], %(importances)s::float8[], %(sources)s::text[],
-            %(capped)s::bool[], %(tags)s::text[], %(metadata)s::jsonb[], %(verified)s::bool[],
-            %(permanent)s::bool[], %(expires)s::timestamptz[], %(occurred)s::timestamptz[])
-     AS x(id, key, value, memory_type, embedding, keywords, terms, confidence, importance,
-          source, source_capped, tags, metadata, verified, permanent, expires_at, occurred_at)
+VALUES {rows}
 ON CONFLICT (namespace, mem_key) WHERE live DO UPDATE SET
     confidence = CASE WHEN t.mem_value = excluded.mem_value
                       THEN greatest(t.confidence,
@@ -117,7 +112,7 @@ ON CONFLICT (namespace, mem_key) WHERE live DO UPDATE SET
     -- whoever gives the source label decides how far it is trusted
     source_capped = CASE WHEN excluded.source IS NULL
                          THEN t.source_capped ELSE excluded.source_capped END,
-    tags = ARRAY(SELECT DISTINCT unnest(t.tags || excluded.tags) ORDER BY 1),
+    tags = hindsight_tag_union(t.tags, excluded.tags),
     metadata = t.metadata || excluded.metadata,
     permanent = t.permanent OR excluded.permanent,
     status = 'active',
@@ -132,6 +127,11 @@ ON CONFLICT (namespace, mem_key) WHERE live DO UPDATE SET
 RETURNING t.id, t.mem_key AS key, (t.xmax = 0) AS created, t.confidence::float8 AS confidence,
           t.observation_count, t.memory_type
 """
+_OBSERVED_ROW = (
+    "(%s::uuid, %s::text, %s::text, %s::text, %s::text, %s::halfvec, %s::sparsevec, "
+    "%s::int[], %s::numeric, %s::float8, %s::text, %s::bool, %s::text[], %s::jsonb, %s::bool, "
+    "%s::bool, %s::text, %s::timestamptz, %s::timestamptz)"
+)
 
 
 async def observe(
@@ -148,30 +148,21 @@ async def observe(
 
     Rows come back in no particular order; match them up by key.
     """
-    params = {
-        "ns": namespace,
-        "actor": actor,
-        "ids": [c.id for c in claims],
-        "keys": [c.key for c in claims],
-        "values": [c.value for c in claims],
-        "types": [c.memory_type for c in claims],
-        "embeddings": [c.embedding for c in claims],
-        "keywords": [c.keywords for c in claims],
-        # unnest() flattens multi-dimensional arrays, so per-row arrays travel as literals
-        "terms": [array_literal(c.keyword_terms) for c in claims],
-        "confidences": [c.confidence for c in claims],
-        "importances": [c.importance for c in claims],
-        "sources": [c.source for c in claims],
-        "capped": [c.source_capped for c in claims],
-        "tags": [array_literal(c.tags) for c in claims],
-        "metadata": [Jsonb(c.metadata) for c in claims],
-        "verified": [c.verified for c in claims],
-        "permanent": [c.permanent for c in claims],
-        "expires": [c.expires_at for c in claims],
-        "occurred": [c.occurred_at for c in claims],
-    }
+    params = [
+        value
+        for c in claims
+        for value in (
+            c.id, namespace, c.key, c.value, c.memory_type, c.embedding, c.keywords,
+            c.keyword_terms, c.confidence, c.importance, c.source, c.source_capped, c.tags,
+            Jsonb(c.metadata), c.verified, c.permanent, actor, c.expires_at, c.occurred_at,
+        )
+    ]  # fmt: skip
     await attribute(conn, actor=actor)
-    query = _OBSERVE.replace("CEILING", repr(float(ceiling))).replace("STEP", repr(float(step)))
+    query = (
+        _OBSERVE.replace("{rows}", ",\n       ".join([_OBSERVED_ROW] * len(claims)))
+        .replace("CEILING", repr(float(ceiling)))
+        .replace("STEP", repr(float(step)))
+    )
     cur = await conn.execute(query, params)  # type: ignore[arg-type]
     return await cur.fetchall()
 
@@ -180,8 +171,9 @@ async def get(
     conn: Connection, namespace: str, memory_id: uuid.UUID, *, lock: bool = False
 ) -> dict[str, Any] | None:
     cur = await conn.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM long_term_memory m WHERE m.namespace = %s AND m.id = %s "
-        "AND (m.expires_at IS NULL OR m.expires_at > now())" + (" FOR UPDATE OF m" if lock else ""),
+        f"SELECT {MEMORY_COLUMNS_JOINED} FROM long_term_memory m {JOIN_ACCESS} "
+        "WHERE m.namespace = %s AND m.id = %s AND (m.expires_at IS NULL OR m.expires_at > now())"
+        + (" FOR UPDATE OF m" if lock else ""),
         (namespace, memory_id),
     )
     return await cur.fetchone()
@@ -203,7 +195,7 @@ async def list_page(
         params["after"] = after
         where += " AND m.id > %(after)s"
     cur = await conn.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM long_term_memory m "
+        f"SELECT {MEMORY_COLUMNS_JOINED} FROM long_term_memory m {JOIN_ACCESS} "
         f"WHERE m.namespace = %(ns)s{where} ORDER BY m.id LIMIT %(limit)s",
         params,
     )
@@ -275,7 +267,7 @@ async def forgettable(
     if not_accessed_days is not None:
         params["idle"] = not_accessed_days
         where.append(
-            f"coalesce({_LAST_ACCESSED}, m.created_at) < now() - %(idle)s * interval '1 day'"
+            "coalesce(a.last_accessed, m.created_at) < now() - %(idle)s * interval '1 day'"
         )
     if not_observed_days is not None:
         params["stale"] = not_observed_days
@@ -284,8 +276,9 @@ async def forgettable(
         params["types"] = memory_types
         where.append("m.memory_type = ANY(%(types)s::text[])")
     cur = await conn.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM long_term_memory m WHERE {' AND '.join(where)} "
-        f"ORDER BY m.confidence, coalesce({_LAST_ACCESSED}, m.created_at), m.id "
+        f"SELECT {MEMORY_COLUMNS_JOINED} FROM long_term_memory m {JOIN_ACCESS} "
+        f"WHERE {' AND '.join(where)} "
+        "ORDER BY m.confidence, coalesce(a.last_accessed, m.created_at), m.id "
         "LIMIT %(limit)s",
         params,
     )

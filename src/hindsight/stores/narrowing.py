@@ -75,7 +75,7 @@ _ROWS = """
     UNION ALL
     (SELECT m.id FROM (
          SELECT m.id, m.namespace, m.{vector}, {filter_columns} FROM long_term_memory m
-         WHERE {condition} OFFSET 0) m
+         WHERE {{same_shard}}{condition} OFFSET 0) m
      WHERE m.namespace = %(ns)s{{filters}} AND (SELECT way FROM narrow) = '{way}'{also}
      ORDER BY ({distance}) + 0 LIMIT %(n)s)"""
 

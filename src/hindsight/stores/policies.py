@@ -36,8 +36,9 @@ async def put(conn: Connection, namespace: str, policy: dict[str, Any], *, actor
     async with conn.transaction():
         await conn.execute(
             "INSERT INTO namespace_policy (namespace, policy, updated_by) VALUES (%s, %s, %s) "
+            # the proposed row's default, now(): Citus takes no now() in DO UPDATE SET
             "ON CONFLICT (namespace) DO UPDATE SET policy = excluded.policy, "
-            "updated_by = excluded.updated_by, updated_at = now()",
+            "updated_by = excluded.updated_by, updated_at = excluded.updated_at",
             (namespace, Jsonb(policy), actor),
         )
         await bump_version(conn)

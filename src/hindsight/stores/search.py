@@ -8,7 +8,7 @@ from typing import Any
 
 from pgvector import HalfVector
 
-from hindsight.db.pool import Connection
+from hindsight.db.pool import Connection, shard_settings
 from hindsight.stores.arrays import array_literal
 from hindsight.stores.filters import (
     FILTER_COLUMNS_SQL,
@@ -96,7 +96,7 @@ arm AS (
     UNION ALL
     (SELECT m.id FROM (
          SELECT m.id, m.namespace, m.keywords, {postings_columns} FROM long_term_memory m
-         WHERE m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
+         WHERE {same_shard}m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
      WHERE m.namespace = %(ns)s{filters} AND {index_gate}
      ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)
     UNION ALL
@@ -150,6 +150,14 @@ SELECT m.* FROM arm CROSS JOIN LATERAL (
 """
 
 
+# On a Citus coordinator a statement is routed to one shard only when every reference to a
+# distributed table in it names the namespace: a subquery kept apart from the namespace
+# condition (OFFSET 0, above and in stores.narrowing) names it again there. Not on a
+# single PostgreSQL, whose generic plans would then AND the posting lists with the
+# namespace's index.
+_SAME_SHARD = "m.namespace = %(ns)s AND "
+
+
 def _statement(*parts: str) -> str:
     """An arm's statement with everything that never changes filled in (left: the filters
     and how they narrow the search, which are the request's)."""
@@ -195,7 +203,8 @@ class Search:
     postings_budget: int
     specificity: bool = True  # score each candidate's specificity
 
-    def statement(self, arm: str) -> tuple[str, dict[str, Any]]:
+    def statement(self, arm: str, *, sharded: bool = False) -> tuple[str, dict[str, Any]]:
+        """The arm's statement and its parameters; `sharded`: for a Citus coordinator."""
         params: dict[str, Any] = {
             "ns": self.namespace,
             "terms": array_literal(self.terms),
@@ -210,15 +219,23 @@ class Search:
         filters = filter_sql(self.filter, params, "m")
         narrowing = narrowing_of(self.filter, params)
         sql = ARMS[arm] if narrowing is UNNARROWED else _narrowed(_TEMPLATES[arm], narrowing)
-        return sql.replace("{filters}", filters), params
+        same_shard = _SAME_SHARD if sharded else ""
+        return sql.replace("{filters}", filters).replace("{same_shard}", same_shard), params
 
 
 async def arm_candidates(conn: Connection, search: Search, arm: str) -> list[dict[str, Any]]:
     """One arm's candidates ("vector" or "keyword"), each with its similarity (cosine) and
     keyword score (BM25 normalised by the query's IDF mass). Run on the search pool."""
-    sql, params = search.statement(arm)
-    cur = await conn.execute(sql, params, binary=True)
-    return await cur.fetchall()
+    on_shards = shard_settings(conn)
+    sql, params = search.statement(arm, sharded=on_shards is not None)
+    if on_shards is None:
+        cur = await conn.execute(sql, params, binary=True)
+        return await cur.fetchall()
+    # On Citus the search pool's settings reach the shard as SET LOCAL, in a transaction
+    async with conn.transaction():
+        await conn.execute(on_shards)
+        cur = await conn.execute(sql, params, binary=True)
+        return await cur.fetchall()
 
 
 # Like recall's arms, two branches behind a one-time filter on the namespace's size
@@ -285,8 +302,11 @@ def near_duplicates_statement(
 
 async def near_duplicate_settings(conn: Connection, *, on: bool) -> None:
     value = "off" if on else "on"
-    await conn.execute(f"SET LOCAL enable_sort = {value}")
-    await conn.execute(f"SET LOCAL enable_seqscan = {value}")
+    sets = f"SET LOCAL enable_sort = {value}; SET LOCAL enable_seqscan = {value}"
+    on_shards = shard_settings(conn)
+    if on and on_shards is not None:
+        sets += "; " + on_shards  # the write pool's HNSW settings, for the shard's search
+    await conn.execute(sets)  # type: ignore[arg-type]
 
 
 async def near_duplicates(
@@ -315,8 +335,8 @@ async def near_duplicates(
     # search is no twin any more; reinforcing it would bring back what was just deleted.
     cur = await conn.execute(
         "SELECT id, mem_key AS key, mem_value AS value FROM long_term_memory "
-        "WHERE id = ANY(%s) AND status = 'active' ORDER BY id FOR UPDATE",
-        (sorted({row["id"] for row in rows}),),
+        "WHERE namespace = %s AND id = ANY(%s) AND status = 'active' ORDER BY id FOR UPDATE",
+        (namespace, sorted({row["id"] for row in rows})),
     )
     live = {(r["id"], r["key"], r["value"]) for r in await cur.fetchall()}
     return {row["position"]: row for row in rows if (row["id"], row["key"], row["value"]) in live}

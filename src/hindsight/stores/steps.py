@@ -14,7 +14,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from hindsight.db.pool import Connection
+from hindsight.db.pool import Connection, distributed
 
 STEP_COLUMNS = (
     "w.step_index, w.role, w.content, w.summary, w.metadata, w.idempotency_key, "
@@ -26,32 +26,52 @@ def expiry_slack_seconds(ttl_seconds: int) -> float:
     return min(60.0, ttl_seconds / 100)
 
 
+# The session upsert hands the step its index and expiry. The expiry comes from this clock
+# (see `append`); when it has just moved, it is the one proposed here.
+_OPEN = """
+INSERT INTO working_sessions AS s (namespace, session_id, next_step, expires_at)
+VALUES (%(ns)s::text, %(sid)s::text, 1, %(expires)s::timestamptz)
+ON CONFLICT (namespace, session_id) DO UPDATE SET
+    next_step = s.next_step + 1,
+    updated_at = excluded.updated_at,
+    expires_at = CASE WHEN s.expires_at < %(renew_before)s::timestamptz
+                      THEN excluded.expires_at
+                      ELSE s.expires_at END
+WHERE s.status = 'active'
+RETURNING s.next_step - 1 AS step_index, s.expires_at
+"""
+_COLUMNS = """namespace, session_id, step_index, role, content, summary, metadata,
+                                 idempotency_key, expires_at, occurred_at"""
+# On a single PostgreSQL one statement appends the step (a one-time filter touches the
+# live steps only when the expiry just moved).
 _APPEND = f"""
-WITH sess AS (
-    INSERT INTO working_sessions AS s (namespace, session_id, next_step, expires_at)
-    VALUES (%(ns)s, %(sid)s, 1, now() + %(ttl)s * interval '1 second'
-                                   + %(slack)s * interval '1 second')
-    ON CONFLICT (namespace, session_id) DO UPDATE SET
-        next_step = s.next_step + 1,
-        updated_at = excluded.updated_at,
-        expires_at = CASE WHEN s.expires_at < %(renew_before)s::timestamptz
-                          THEN excluded.expires_at
-                          ELSE s.expires_at END
-    WHERE s.status = 'active'
-    RETURNING s.next_step - 1 AS step_index, s.expires_at
-),
+WITH sess AS ({_OPEN}),
 extended AS (
-    -- a one-time filter: the live steps are only touched when the expiry just moved
     UPDATE working_memory w SET expires_at = (SELECT expires_at FROM sess)
-    WHERE (SELECT expires_at FROM sess) = now() + %(ttl)s * interval '1 second'
-                                              + %(slack)s * interval '1 second'
+    WHERE (SELECT expires_at FROM sess) = %(expires)s::timestamptz
       AND w.namespace = %(ns)s AND w.session_id = %(sid)s AND w.expires_at > now()
 )
-INSERT INTO working_memory AS w (namespace, session_id, step_index, role, content, summary,
-                                 metadata, idempotency_key, expires_at, occurred_at)
+INSERT INTO working_memory AS w ({_COLUMNS})
 SELECT %(ns)s, %(sid)s, sess.step_index, %(role)s, %(content)s, %(summary)s, %(metadata)s,
        %(idem)s, sess.expires_at, %(occurred)s::timestamptz
 FROM sess
+RETURNING {STEP_COLUMNS}
+"""
+# On Citus the same is two or three statements of one transaction, sent in two round
+# trips (on a single PostgreSQL 0.9 ms, against the one statement's 0.4 ms): each an
+# INSERT ... VALUES or an UPDATE that Citus routes to the namespace's shard. The statement
+# above goes through the coordinator there (Citus runs a data-modifying CTE first and
+# collects its rows, and never pushes down an INSERT ... SELECT into a table with an
+# identity column). The session row's lock, taken by the upsert, orders concurrent appends.
+_EXTEND = """
+UPDATE working_memory w SET expires_at = %(expires)s::timestamptz
+WHERE w.namespace = %(ns)s AND w.session_id = %(sid)s AND w.expires_at > now()
+"""
+_ADD = f"""
+INSERT INTO working_memory AS w ({_COLUMNS})
+VALUES (%(ns)s::text, %(sid)s::text, %(step)s::int, %(role)s::text, %(content)s::text,
+        %(summary)s::text, %(metadata)s::jsonb, %(idem)s::text, %(expires)s::timestamptz,
+        %(occurred)s::timestamptz)
 RETURNING {STEP_COLUMNS}
 """
 
@@ -74,26 +94,39 @@ async def append(
     The session row's lock orders concurrent appends, so indexes are strictly increasing
     and never repeat. Raises UniqueViolation for a repeated idempotency key.
     """
-    cur = await conn.execute(
-        _APPEND,
-        {
-            "ns": namespace,
-            "sid": session_id,
-            "ttl": ttl_seconds,
-            # The expiry moves once it is within `slack` of falling short of the TTL (then
-            # to now + TTL + slack, taken from the proposed row). The threshold comes from
-            # this clock: DO UPDATE SET takes no now() nor timestamptz arithmetic on Citus,
-            # and a clock a little off only moves the expiry a little sooner or later.
-            "renew_before": datetime.now(UTC) + timedelta(seconds=ttl_seconds),
-            "slack": expiry_slack_seconds(ttl_seconds),
-            "role": role,
-            "content": content,
-            "summary": summary,
-            "metadata": Jsonb(metadata),
-            "idem": idempotency_key,
-            "occurred": occurred_at,
-        },
-    )
+    # The expiry moves once it is within `slack` of falling short of the TTL, to now + TTL
+    # + slack. Both times come from this clock: DO UPDATE SET takes no now() nor
+    # timestamptz arithmetic on Citus, and a clock a little off only moves the expiry a
+    # little sooner or later.
+    now = datetime.now(UTC)
+    session = {
+        "ns": namespace,
+        "sid": session_id,
+        "expires": now + timedelta(seconds=ttl_seconds + expiry_slack_seconds(ttl_seconds)),
+        "renew_before": now + timedelta(seconds=ttl_seconds),
+    }
+    step = {
+        "role": role,
+        "content": content,
+        "summary": summary,
+        "metadata": Jsonb(metadata),
+        "idem": idempotency_key,
+        "occurred": occurred_at,
+    }
+    if not distributed(conn):
+        cur = await conn.execute(_APPEND, {**session, **step})
+        return await cur.fetchone()
+    async with conn.pipeline(), conn.transaction():
+        cur = await conn.execute(_OPEN, session)
+        opened = await cur.fetchone()  # the first round trip: BEGIN and the upsert
+        if opened is None:
+            return None
+        if opened["expires_at"] == session["expires"]:  # moved: the live steps follow
+            await conn.execute(_EXTEND, session)
+        cur = await conn.execute(
+            _ADD,
+            {**session, **step, "step": opened["step_index"], "expires": opened["expires_at"]},
+        )
     return await cur.fetchone()
 
 
