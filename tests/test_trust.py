@@ -48,6 +48,7 @@ def test_trust_policy_defaults_put_and_422_naming_the_field(api: Api) -> None:
         "default": 0.7,
         "quarantine_below": 0.4,
         "echo_window_seconds": 3600.0,
+        "contradiction_similarity": 0.6,
     }
     assert api.client.get(base).json()["ranking"]["trust_weight"] == 0.5
 

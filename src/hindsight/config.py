@@ -363,6 +363,11 @@ class Settings(BaseSettings):
     trust_default: float = _policy_default("trust.default", 0.7)
     quarantine_below: float = _policy_default("trust.quarantine_below", 0.4)
     echo_window_seconds: float = _policy_default("trust.echo_window_seconds", 3600.0)
+    # the retrieval sets' 9,005 memories hold no pair this flags (of the 2 same-attribute
+    # pairs in `curated` the closer is 0.455 similar with the built-in embedder), while
+    # "the user uses Python" / "the user mostly uses Go now" under user.language /
+    # user.main_language are 0.70 (benchmarks/contradictions.py)
+    contradiction_similarity: float = _policy_default("trust.contradiction_similarity", 0.6)
     # a user's statement outranks an agent's guess of the same relevance (1.0 vs 0.9); with
     # one source throughout, as in every retrieval set, the factor is the same for all
     trust_weight: float = _policy_default("ranking.trust_weight", 0.5)

@@ -137,7 +137,7 @@ async def start(
     policies = PolicyService(settings, pool)
     writer = Writer(pool, reads)
     memory_reads = MemoryReads(pool, reads)
-    observer = Observer(settings, embedder, writer, policies, recorder)
+    observer = Observer(settings, embedder, writer, policies, recorder, llm)
     recall = RecallService(
         settings,
         pool,

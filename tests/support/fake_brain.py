@@ -120,8 +120,18 @@ def summarize(body: dict[str, Any]) -> str:
     )
 
 
+def contradiction(body: dict[str, Any]) -> str:
+    """Two claims contradict unless the newer one says it adds ("also") to the older."""
+    pair = json.loads(_user_text(body))
+    adds = "also" in pair["newer"]["value"].lower().split()
+    reason = "the newer adds to the older" if adds else "the newer replaces the older"
+    return json.dumps({"contradicts": not adds, "reason": reason})
+
+
 def answer(body: dict[str, Any]) -> str:
     system = body["messages"][0]["content"]
+    if "contradictions" in system:
+        return contradiction(body)
     if "long-term memory" in system:
         return distill(body)
     if "short summaries" in system:

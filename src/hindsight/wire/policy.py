@@ -127,6 +127,15 @@ class TrustPolicy(_Section):
         "this many seconds before, with no new source, is an echo: it changes nothing "
         "(outcome `echoed`). 0: every re-observation reinforces.",
     )
+    contradiction_similarity: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="A new key naming the same attribute of the same subject as a live "
+        "memory (`user.language` / `user.main_language`), at least this similar to it, with "
+        "another claim, contradicts it: the newer supersedes the older when its source is "
+        "trusted at least as much, else both wait for review (0: off).",
+    )
 
     @field_validator("sources")
     @classmethod
