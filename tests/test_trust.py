@@ -44,6 +44,7 @@ def test_trust_policy_defaults_put_and_422_naming_the_field(api: Api) -> None:
             "tool": 0.5,
             "web": 0.3,
             "import": 0.8,
+            "reflection": 0.6,
         },
         "default": 0.7,
         "quarantine_below": 0.4,

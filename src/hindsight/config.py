@@ -339,6 +339,7 @@ class Settings(BaseSettings):
     )
     session_demotion_factor: float = _policy_default("lifecycle.session_demotion_factor", 0.5)
     merge_per_run: int = _policy_default("lifecycle.merge_per_run", 200)
+    reflection_per_run: int = _policy_default("lifecycle.reflection_per_run", 200)
     cold_tier_weight: float = _policy_default("ranking.tier_weights.cold", 0.5)
     recency_weight: float = _policy_default("ranking.recency_weight", 0.0)
     recency_tau_days: float = _policy_default("ranking.recency_tau_days", 30)
@@ -356,6 +357,9 @@ class Settings(BaseSettings):
             "tool": 0.5,
             "web": 0.3,
             "import": 0.8,
+            # what the lifecycle pass's reflection distils: an inference from memories,
+            # trusted less than what any of them says
+            "reflection": 0.6,
         },
     )
     # at or above quarantine_below and initial_confidence, so clients that send their own

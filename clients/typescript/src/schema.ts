@@ -1213,6 +1213,11 @@ export interface components {
              * @description Memories the retroactive merge checks per pass (0: off).
              */
             merge_per_run?: number | null;
+            /**
+             * Reflection Per Run
+             * @description Reflection in each pass (0: off): at most this many pairs under the same subject checked for contradictions (settled as at write time), and, with an LLM configured, the patterns this many recent memories show distilled as memories of source `reflection`.
+             */
+            reflection_per_run?: number | null;
         };
         /** MemoryIn */
         MemoryIn: {

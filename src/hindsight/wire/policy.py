@@ -64,6 +64,15 @@ class LifecyclePolicy(_Section):
         le=100_000,
         description="Memories the retroactive merge checks per pass (0: off).",
     )
+    reflection_per_run: int | None = Field(
+        default=None,
+        ge=0,
+        le=100_000,
+        description="Reflection in each pass (0: off): at most this many pairs under the same "
+        "subject checked for contradictions (settled as at write time), and, with an LLM "
+        "configured, the patterns this many recent memories show distilled as memories of "
+        "source `reflection`.",
+    )
 
 
 class TierWeights(_Section):
