@@ -22,7 +22,7 @@ from hindsight.stores import (
     quarantine as quarantine_store,
     search as search_store,
 )
-from hindsight.text.subjects import prefix
+from hindsight.text.subjects import comparable, prefix
 from hindsight.text.twins import same_words
 from hindsight.wire.memories import MemoryIn, expiry
 from hindsight.wire.policy import TrustPolicy
@@ -311,7 +311,7 @@ class ObserveBatch:
         ps = [
             p
             for p in normal
-            if p not in twins and claims[p].key not in live and prefix(claims[p].key)
+            if p not in twins and claims[p].key not in live and comparable(claims[p].key)
         ]
         if not ps:
             return

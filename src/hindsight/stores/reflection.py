@@ -21,6 +21,8 @@ WITH x AS (
     SELECT m.*, substring(m.mem_key from '^(.*[.:/])') AS subject
     FROM long_term_memory m
     WHERE m.namespace = %(ns)s AND {LIVE_BY_STATUS}
+      -- an attribute without letters (`D1:5`, `note.12`) names no claim to contradict
+      AND substring(m.mem_key from '[^.:/]*$') ~ '[[:alpha:]]'
       AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
 )
 SELECT {_COLUMNS.format(t="a")}, 1 - (a.embedding <=> b.embedding) AS similarity,

@@ -25,6 +25,13 @@ def _parts(key: str) -> tuple[str, frozenset[str]]:
     return ".".join(segments[:-1]), frozenset(words)
 
 
+def comparable(key: str) -> bool:
+    """Whether `key` has a subject and an attribute with words (`D1:5`, `m1` have none):
+    only such a key can contradict another."""
+    subject_path, words = _parts(key)
+    return bool(subject_path and words)
+
+
 def subject(key: str) -> str:
     """The subject path of `key` ('' when it has none)."""
     return _parts(key)[0]
