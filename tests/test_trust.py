@@ -44,10 +44,12 @@ def test_trust_policy_defaults_put_and_422_naming_the_field(api: Api) -> None:
             "tool": 0.5,
             "web": 0.3,
             "import": 0.8,
+            "reflection": 0.6,
         },
         "default": 0.7,
         "quarantine_below": 0.4,
         "echo_window_seconds": 3600.0,
+        "contradiction_similarity": 0.6,
     }
     assert api.client.get(base).json()["ranking"]["trust_weight"] == 0.5
 

@@ -353,6 +353,7 @@ class Settings(BaseSettings):
     )
     session_demotion_factor: float = _policy_default("lifecycle.session_demotion_factor", 0.5)
     merge_per_run: int = _policy_default("lifecycle.merge_per_run", 200)
+    reflection_per_run: int = _policy_default("lifecycle.reflection_per_run", 200)
     cold_tier_weight: float = _policy_default("ranking.tier_weights.cold", 0.5)
     recency_weight: float = _policy_default("ranking.recency_weight", 0.0)
     recency_tau_days: float = _policy_default("ranking.recency_tau_days", 30)
@@ -370,6 +371,9 @@ class Settings(BaseSettings):
             "tool": 0.5,
             "web": 0.3,
             "import": 0.8,
+            # what the lifecycle pass's reflection distils: an inference from memories,
+            # trusted less than what any of them says
+            "reflection": 0.6,
         },
     )
     # at or above quarantine_below and initial_confidence, so clients that send their own
@@ -377,6 +381,11 @@ class Settings(BaseSettings):
     trust_default: float = _policy_default("trust.default", 0.7)
     quarantine_below: float = _policy_default("trust.quarantine_below", 0.4)
     echo_window_seconds: float = _policy_default("trust.echo_window_seconds", 3600.0)
+    # the retrieval sets' 9,005 memories hold no pair this flags (of the 2 same-attribute
+    # pairs in `curated` the closer is 0.455 similar with the built-in embedder), while
+    # "the user uses Python" / "the user mostly uses Go now" under user.language /
+    # user.main_language are 0.70 (benchmarks/contradictions.py)
+    contradiction_similarity: float = _policy_default("trust.contradiction_similarity", 0.6)
     # a user's statement outranks an agent's guess of the same relevance (1.0 vs 0.9); with
     # one source throughout, as in every retrieval set, the factor is the same for all
     trust_weight: float = _policy_default("ranking.trust_weight", 0.5)

@@ -1213,6 +1213,11 @@ export interface components {
              * @description Memories the retroactive merge checks per pass (0: off).
              */
             merge_per_run?: number | null;
+            /**
+             * Reflection Per Run
+             * @description Reflection in each pass (0: off): at most this many pairs under the same subject checked for contradictions (settled as at write time), and, with an LLM configured, the patterns this many recent memories show distilled as memories of source `reflection`.
+             */
+            reflection_per_run?: number | null;
         };
         /** MemoryIn */
         MemoryIn: {
@@ -1485,7 +1490,7 @@ export interface components {
             key: string;
             /**
              * Outcome
-             * @description quarantined: stored for review, not recalled (see `reason`); released: a quarantined claim this observation confirmed independently, now active; echoed: recall had just returned this memory to the same API key, so storing it back is not new evidence and changed nothing (see `reason`).
+             * @description superseded: replaced the memory's old value, or (with `reason` naming it) archived a live memory under another key that this one contradicts; quarantined: stored for review, not recalled (see `reason`; a contradiction the source may not settle sends both memories); released: a quarantined claim this observation confirmed independently, now active; echoed: recall had just returned this memory to the same API key, so storing it back is not new evidence and changed nothing (see `reason`).
              * @enum {string}
              */
             outcome: "created" | "reinforced" | "superseded" | "quarantined" | "released" | "echoed";
@@ -1511,7 +1516,7 @@ export interface components {
             confidence_capped?: boolean;
             /**
              * Reason
-             * @description Why it was quarantined, released or echoed.
+             * @description Why it was quarantined, released or echoed, or which memory under another key it contradicted and superseded.
              */
             reason?: string | null;
             /**
@@ -2050,6 +2055,11 @@ export interface components {
              * @description An observation of a memory that recall returned to the same API key this many seconds before, with no new source, is an echo: it changes nothing (outcome `echoed`). 0: every re-observation reinforces.
              */
             echo_window_seconds?: number | null;
+            /**
+             * Contradiction Similarity
+             * @description A new key naming the same attribute of the same subject as a live memory (`user.language` / `user.main_language`), at least this similar to it, with another claim, contradicts it: the newer supersedes the older when its source is trusted at least as much, else both wait for review (0: off).
+             */
+            contradiction_similarity?: number | null;
         };
         /** ValidationError */
         ValidationError: {

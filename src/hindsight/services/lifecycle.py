@@ -25,6 +25,7 @@ from hindsight.db.pool import Connection
 from hindsight.services.merge import merge_near_duplicates
 from hindsight.services.moves import Move
 from hindsight.services.policy import PolicyService
+from hindsight.services.reflection import Reflection
 from hindsight.stores import (
     lifecycle as store,
     lifecycle_moves as moves_store,
@@ -109,8 +110,10 @@ class LifecycleService:
         pool: AsyncConnectionPool[Connection],
         policies: PolicyService,
         reads: ReadRouter | None = None,
+        reflection: Reflection | None = None,
     ) -> None:
         self._settings = settings
+        self._reflection = reflection
         self._pool = pool
         self._policies = policies
         self._reads = reads or ReadRouter(pool, pool)
@@ -186,7 +189,17 @@ class LifecycleService:
                 life.session_demotion_delay_seconds or 0,
                 life.session_demotion_factor or 0.0,
             )
-            await self._merge(visit, life.merge_per_run or 0)
+        await self._merge(visit, life.merge_per_run or 0)
+        if self._reflection is not None:
+            await self._reflection.run(
+                visit.conn,
+                visit.ns,
+                policy,
+                now=visit.now,
+                dry_run=visit.dry_run,
+                actor=ACTOR,
+                emit=lambda move: self._moved(visit, move),
+            )
         cap = capacity.max_active_memories or self._settings.namespace_capacity
         active, archived = await self._capacity(visit, cap, params)
         if not visit.dry_run:
@@ -265,11 +278,20 @@ class LifecycleService:
         if not per_run:
             return
         for move in await merge_near_duplicates(
-            visit.conn, visit.ns, self._settings.dedup_threshold, per_run, actor=ACTOR
+            visit.conn,
+            visit.ns,
+            self._settings.dedup_threshold,
+            per_run,
+            actor=ACTOR,
+            dry_run=visit.dry_run,
         ):
-            visit.report.counts["merged"] += 1
-            if visit.on_move is not None:
-                visit.on_move(move)
+            self._moved(visit, move)
+
+    @staticmethod
+    def _moved(visit: _Visit, move: Move) -> None:
+        visit.report.counts[move.action] += 1
+        if visit.on_move is not None:
+            visit.on_move(move)
 
     async def _capacity(self, visit: _Visit, cap: int, params: dict[str, Any]) -> tuple[int, int]:
         """Archive the lowest-value memories down to the cap (a dry run lists one batch of

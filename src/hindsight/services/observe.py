@@ -20,10 +20,12 @@ from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
+from hindsight.llm import LLM
 from hindsight.observability import metrics
 from hindsight.retrieval.keywords import document_vector
 from hindsight.services import roles
 from hindsight.services.access_recorder import AccessRecorder
+from hindsight.services.contradictions import judge_for
 from hindsight.services.observing import (
     Observation,
     ObserveBatch,
@@ -49,6 +51,8 @@ class Observer:
     policies: PolicyService
     # what recall returned to whom lately: an observation echoing it is not evidence
     recorder: AccessRecorder | None = None
+    # tells a contradiction from two compatible claims when configured (else the rules)
+    llm: LLM | None = None
 
     def _recalled(self, namespace: str, actor: str, window: float) -> Recalled | None:
         recorder = self.recorder
@@ -140,6 +144,8 @@ class Observer:
             then=then,
             ceiling=1.0 if role.at_least(Role.CURATOR) else WRITER_CONFIDENCE_MAX,
             recalled=self._recalled(namespace, actor, trust.echo_window_seconds or 0.0),
+            contradiction_similarity=(trust.contradiction_similarity or 0.0) if dedup else 0.0,
+            contradiction_judge=judge_for(self.llm),
         )
         batch.prepared = await self.claims(
             items, [batch.verdict(o, None).confidence for o in items], capped=not batch.curator

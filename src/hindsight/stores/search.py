@@ -340,3 +340,88 @@ async def near_duplicates(
     )
     live = {(r["id"], r["key"], r["value"]) for r in await cur.fetchall()}
     return {row["position"]: row for row in rows if (row["id"], row["key"], row["value"]) in live}
+
+
+# A new key's contenders: live memories of the same type under the same subject path (the
+# key's text up to its last separator), the closest first. Small namespaces are scanned
+# exactly; a large one reads the HNSW index's nearest 40 and keeps those under the subject,
+# so a contender far down the graph's order can be missed there (the check is a safety net,
+# not a guarantee, and misses rather than flags).
+_CONTENDERS = f"""
+WITH size AS (
+    SELECT coalesce(sum(s.df), 0) AS n FROM keyword_stats s
+    WHERE s.namespace = %(ns)s AND s.term = 0
+),
+x AS (
+    SELECT x.* FROM unnest(%(keys)s::text[], %(prefixes)s::text[], %(types)s::text[],
+                           %(embeddings)s::halfvec[])
+                    WITH ORDINALITY AS x(key, prefix, memory_type, embedding, ord)
+    WHERE (SELECT true FROM long_term_memory k WHERE k.namespace = %(ns)s
+           AND k.mem_key = x.key AND k.live LIMIT 1) IS NULL
+)
+SELECT x.ord::int - 1 AS position, d.*
+FROM x CROSS JOIN LATERAL (
+    (SELECT {{columns}}, 1 - (m.embedding <=> x.embedding) AS similarity
+     FROM long_term_memory m
+     WHERE m.namespace = %(ns)s AND {LIVE_BY_STATUS}
+       AND m.memory_type = x.memory_type AND m.mem_key <> x.key
+       AND starts_with(m.mem_key, x.prefix)
+       AND (m.expires_at IS NULL OR m.expires_at > now())
+       AND (SELECT n FROM size) <= %(exact_max)s
+     ORDER BY (m.embedding <=> x.embedding) + 0
+     LIMIT 3)
+    UNION ALL
+    (SELECT c.* FROM (
+        SELECT {{columns}}, 1 - (m.embedding <=> x.embedding) AS similarity
+        FROM long_term_memory m
+        WHERE m.namespace = %(ns)s AND {LIVE_BY_STATUS}
+          AND m.memory_type = x.memory_type
+          AND (m.expires_at IS NULL OR m.expires_at > now())
+          AND (SELECT n FROM size) > %(exact_max)s
+        ORDER BY m.embedding <=> x.embedding
+        LIMIT 40) c
+     WHERE c.key <> x.key AND starts_with(c.key, x.prefix)
+     ORDER BY c.similarity DESC LIMIT 3)
+) d
+WHERE d.similarity >= %(threshold)s
+ORDER BY x.ord, d.similarity DESC
+"""
+
+_CONTENDER_COLUMNS = (
+    "m.id, m.mem_key AS key, m.mem_value AS value, m.memory_type, m.source, "
+    "m.source_capped, m.verified, m.permanent, m.confidence::float8 AS confidence, "
+    "m.observation_count"
+)
+
+
+async def contenders(
+    conn: Connection,
+    namespace: str,
+    claims: list[NewClaim],
+    prefixes: list[str],
+    threshold: float,
+    exact_max: int,
+) -> dict[int, list[dict[str, Any]]]:
+    """For claims whose key is new: up to 3 live memories of the same type whose key starts
+    with the claim's prefix (its subject path and separator), at least `threshold` similar,
+    closest first; keyed by the claim's position. Not locked: the caller locks the one it
+    acts on."""
+    await near_duplicate_settings(conn, on=True)
+    cur = await conn.execute(
+        _CONTENDERS.replace("{columns}", _CONTENDER_COLUMNS),
+        {
+            "ns": namespace,
+            "keys": [c.key for c in claims],
+            "prefixes": prefixes,
+            "types": [c.memory_type for c in claims],
+            "embeddings": [c.embedding for c in claims],
+            "threshold": threshold,
+            "exact_max": exact_max,
+        },
+    )
+    rows = await cur.fetchall()
+    await near_duplicate_settings(conn, on=False)
+    found: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        found.setdefault(row["position"], []).append(row)
+    return found

@@ -88,7 +88,10 @@ class ObserveResult(BaseModel):
     key: str = Field(description="Key of the memory the item landed in.")
     outcome: Literal["created", "reinforced", "superseded", "quarantined", "released", "echoed"] = (
         Field(
-            description="quarantined: stored for review, not recalled (see `reason`); released: a "
+            description="superseded: replaced the memory's old value, or (with `reason` naming "
+            "it) archived a live memory under another key that this one contradicts; "
+            "quarantined: stored for review, not recalled (see `reason`; a contradiction the "
+            "source may not settle sends both memories); released: a "
             "quarantined claim this observation confirmed independently, now active; echoed: "
             "recall had just returned this memory to the same API key, so storing it back is "
             "not new evidence and changed nothing (see `reason`)."
@@ -102,7 +105,9 @@ class ObserveResult(BaseModel):
         default=False, description="The initial confidence was lowered to the source's trust."
     )
     reason: str | None = Field(
-        default=None, description="Why it was quarantined, released or echoed."
+        default=None,
+        description="Why it was quarantined, released or echoed, or which memory under "
+        "another key it contradicted and superseded.",
     )
     requested_key: str | None = Field(
         default=None,

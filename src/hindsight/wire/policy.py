@@ -64,6 +64,15 @@ class LifecyclePolicy(_Section):
         le=100_000,
         description="Memories the retroactive merge checks per pass (0: off).",
     )
+    reflection_per_run: int | None = Field(
+        default=None,
+        ge=0,
+        le=100_000,
+        description="Reflection in each pass (0: off): at most this many pairs under the same "
+        "subject checked for contradictions (settled as at write time), and, with an LLM "
+        "configured, the patterns this many recent memories show distilled as memories of "
+        "source `reflection`.",
+    )
 
 
 class TierWeights(_Section):
@@ -126,6 +135,15 @@ class TrustPolicy(_Section):
         description="An observation of a memory that recall returned to the same API key "
         "this many seconds before, with no new source, is an echo: it changes nothing "
         "(outcome `echoed`). 0: every re-observation reinforces.",
+    )
+    contradiction_similarity: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="A new key naming the same attribute of the same subject as a live "
+        "memory (`user.language` / `user.main_language`), at least this similar to it, with "
+        "another claim, contradicts it: the newer supersedes the older when its source is "
+        "trusted at least as much, else both wait for review (0: off).",
     )
 
     @field_validator("sources")
