@@ -43,6 +43,8 @@ from hindsight.wire.sessions import (
     StepOut,
 )
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
 
 def _ns(namespace: str) -> str:
     return f"/v1/namespaces/{quote(namespace, safe='')}"
@@ -226,7 +228,9 @@ def append_step(namespace: str, session_id: str, content: str, fields: StepField
     # Every append carries an idempotency key (one is made up if the caller gave none), so
     # a retry after a timeout can never add the step twice.
     body = _json({"content": content, **fields})
-    body.setdefault("idempotency_key", "sdk-" + "".join(random.choices("0123456789abcdef", k=32)))
+    # Letters only: a run of 13+ digits in a hex key can pass the Luhn check, and the server
+    # refuses an idempotency key that looks like a card number (32 letters: 150 bits).
+    body.setdefault("idempotency_key", "sdk-" + "".join(random.choices(_LETTERS, k=32)))
     return Call(
         "POST",
         f"{_session(namespace, session_id)}/steps",
