@@ -330,6 +330,7 @@ class Settings(BaseSettings):
     # --- lifecycle: defaults of every namespace's policy (PUT .../policy overrides) -----
     cold_after_days: float = _policy_default("lifecycle.cold_after_days", 30)
     archive_after_days: float = _policy_default("lifecycle.archive_after_days", 180)
+    archive_below_importance: float = _policy_default("lifecycle.archive_below_importance", 0.5)
     delete_below_importance: float = _policy_default("lifecycle.delete_below_importance", 0.3)
     delete_after_days: float = _policy_default("lifecycle.delete_after_days", 90)
     low_confidence_below: float = _policy_default("lifecycle.low_confidence_below", 0.5)

@@ -73,6 +73,7 @@ class StepFields(TypedDict, total=False):
 
 class ForgetPolicy(TypedDict, total=False):
     max_confidence: float
+    max_importance: float
     not_accessed_days: float
     not_observed_days: float
     memory_types: list[str]

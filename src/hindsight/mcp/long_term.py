@@ -165,17 +165,23 @@ def register(tool: Tool, target: Target) -> None:
     @tool(
         "memory_forget",
         "Let go of memories by policy: those at or below max_confidence "
-        "and/or not recalled for not_accessed_days and/or not observed again for "
-        "not_observed_days. Archives them (reversible) unless action is delete; permanent "
+        "and/or at or below max_importance and/or not recalled for not_accessed_days and/or "
+        "not observed again for not_observed_days, narrowed to memory_types and to what "
+        "occurred between occurred_after and occurred_before, at most limit of them, least "
+        "valuable first. Archives them (reversible) unless action is delete; permanent "
         "memories are never forgotten. Use dry_run first to see what would go.",
         destructive=True,
     )
     async def memory_forget(
         ctx: Context,
         max_confidence: args.MaxConfidence = None,
+        max_importance: args.MaxImportance = None,
         not_accessed_days: args.Days = None,
         not_observed_days: args.Days = None,
         memory_types: args.TypeList = None,
+        occurred_after: args.OccurredAfter = None,
+        occurred_before: args.OccurredBefore = None,
+        limit: args.ForgetLimit = None,
         action: str = "archive",
         dry_run: bool = True,
         namespace: args.Namespace = None,
@@ -183,6 +189,10 @@ def register(tool: Tool, target: Target) -> None:
         client, ns = await target(ctx, namespace)
         policy = given(
             max_confidence=max_confidence,
+            max_importance=max_importance,
+            occurred_after=occurred_after,
+            occurred_before=occurred_before,
+            limit=limit,
             not_accessed_days=not_accessed_days,
             not_observed_days=not_observed_days,
             memory_types=memory_types,

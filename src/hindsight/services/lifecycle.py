@@ -92,6 +92,9 @@ def _params(settings: Settings, policy: Policy, namespace: str, now: datetime) -
         "now": now,
         "cold_s": (life.cold_after_days or 0) * day,
         "archive_s": (life.archive_after_days or 0) * day,
+        "archive_imp": life.archive_below_importance
+        if life.archive_below_importance is not None
+        else 1.0,
         "del_imp": life.delete_below_importance or 0.0,
         "del_s": (life.delete_after_days or 0) * day,
         "low_conf": life.low_confidence_below or 0.0,

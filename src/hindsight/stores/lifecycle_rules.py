@@ -64,13 +64,18 @@ def rules(p: dict[str, Any], *, low_confidence_due: bool) -> list[Rule]:
                 f"{p['del_s'] / 86400:g} days",
             )
         )
+    # an important memory idle this long only cools: it stays recallable
+    unimportant, why = "", ""
+    if p["archive_imp"] < 1:
+        unimportant = "AND m.importance < %(archive_imp)s "
+        why = f" and importance under {p['archive_imp']:g}"
     out.append(
         Rule(
             "archived",
-            f"NOT m.permanent AND {LIVE_BY_STATUS} "
+            f"NOT m.permanent AND {LIVE_BY_STATUS} {unimportant}"
             f"AND {IDLE_SINCE} < %(now)s - %(archive_s)s {_SECONDS}",
             "archived",
-            f"no access or observation for {p['archive_s'] / 86400:g} days",
+            f"no access or observation for {p['archive_s'] / 86400:g} days{why}",
         )
     )
     if low_confidence_due and p["low_conf"] > 0:

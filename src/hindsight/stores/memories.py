@@ -250,6 +250,7 @@ async def forgettable(
     *,
     max_confidence: float | None,
     not_accessed_days: float | None,
+    max_importance: float | None = None,
     not_observed_days: float | None,
     memory_types: list[str],
     limit: int,
@@ -272,6 +273,9 @@ async def forgettable(
     if max_confidence is not None:
         params["max_conf"] = max_confidence
         where.append("m.confidence <= %(max_conf)s")
+    if max_importance is not None:
+        params["max_imp"] = max_importance
+        where.append("m.importance <= %(max_imp)s")
     if not_accessed_days is not None:
         params["idle"] = not_accessed_days
         where.append(

@@ -200,6 +200,9 @@ class ForgetIn(Strict):
     max_confidence: float | None = Field(
         default=None, ge=0.0, le=1.0, description="Memories with at most this confidence."
     )
+    max_importance: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="Memories with at most this importance."
+    )
     not_accessed_days: float | None = Field(
         default=None,
         gt=0,
@@ -209,7 +212,7 @@ class ForgetIn(Strict):
     not_observed_days: float | None = Field(
         default=None, gt=0, le=36_500, description="Not observed again for this many days."
     )
-    memory_types: list[MemoryType] | None = Field(default=None, max_length=5)
+    memory_types: list[MemoryType] | None = Field(default=None, max_length=7)
     action: Literal["archive", "delete"] = Field(
         default="archive", description="archive keeps them (restore with PATCH status)."
     )

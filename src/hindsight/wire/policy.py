@@ -31,7 +31,18 @@ class LifecyclePolicy(_Section):
         default=None, gt=0, le=_DAYS, description="No access or observation this long: cold."
     )
     archive_after_days: float | None = Field(
-        default=None, gt=0, le=_DAYS, description="No access or observation this long: archived."
+        default=None,
+        gt=0,
+        le=_DAYS,
+        description="No access or observation this long, and importance under "
+        "archive_below_importance: archived.",
+    )
+    archive_below_importance: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Only an idle memory of importance under this is archived; a more "
+        "important one stays cold, recallable (1: whatever its importance).",
     )
     delete_below_importance: float | None = Field(
         default=None, ge=0, le=1, description="Importance under this (0: never) and ..."

@@ -24,7 +24,7 @@ from hindsight.wire.times import TimeWindowOut, UtcTime
 class RecallIn(Strict):
     query: Query
     k: int = Field(default=10, ge=1, le=limits.K_MAX)
-    memory_types: list[MemoryType] | None = Field(default=None, max_length=5)
+    memory_types: list[MemoryType] | None = Field(default=None, max_length=7)
     tags: list[Tag] | None = Field(
         default=None, max_length=limits.TAGS_MAX, description="Memories with all these tags."
     )
