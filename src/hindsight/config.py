@@ -340,6 +340,10 @@ class Settings(BaseSettings):
     )
     session_demotion_factor: float = _policy_default("lifecycle.session_demotion_factor", 0.5)
     merge_per_run: int = _policy_default("lifecycle.merge_per_run", 200)
+    write_below_importance: float = _policy_default("lifecycle.write_below_importance", 0.2)
+    write_below_importance_action: Literal["cold", "drop"] = _policy_default(
+        "lifecycle.write_below_importance_action", "cold"
+    )
     cold_tier_weight: float = _policy_default("ranking.tier_weights.cold", 0.5)
     recency_weight: float = _policy_default("ranking.recency_weight", 0.0)
     recency_tau_days: float = _policy_default("ranking.recency_tau_days", 30)

@@ -1008,6 +1008,11 @@ export interface components {
              */
             max_confidence?: number | null;
             /**
+             * Max Importance
+             * @description Memories with at most this importance.
+             */
+            max_importance?: number | null;
+            /**
              * Not Accessed Days
              * @description Not recalled for this many days (never recalled: since created).
              */
@@ -1175,9 +1180,14 @@ export interface components {
             cold_after_days?: number | null;
             /**
              * Archive After Days
-             * @description No access or observation this long: archived.
+             * @description No access or observation this long, and importance under archive_below_importance: archived.
              */
             archive_after_days?: number | null;
+            /**
+             * Archive Below Importance
+             * @description Only an idle memory of importance under this is archived; a more important one stays cold, recallable (1: whatever its importance).
+             */
+            archive_below_importance?: number | null;
             /**
              * Delete Below Importance
              * @description Importance under this (0: never) and ...
@@ -1208,6 +1218,16 @@ export interface components {
              * @description ... its event and experience memories' importance is multiplied by this.
              */
             session_demotion_factor?: number | null;
+            /**
+             * Write Below Importance
+             * @description A direct write the client sent without an importance, whose built-in estimate (greetings, thanks, acknowledgements and other filler: 0.1) is under this, is stored cold or dropped, as write_below_importance_action says (0: never).
+             */
+            write_below_importance?: number | null;
+            /**
+             * Write Below Importance Action
+             * @description cold: stored, as a cold memory (outcome `stored_cold`); drop: not stored at all (outcome `dropped`, no id).
+             */
+            write_below_importance_action?: ("cold" | "drop") | null;
             /**
              * Merge Per Run
              * @description Memories the retroactive merge checks per pass (0: off).
@@ -1244,9 +1264,9 @@ export interface components {
             confidence?: number | null;
             /**
              * Importance
-             * @default 0.5
+             * @description How much it would matter to get this wrong later. Not sent: estimated (filler such as greetings and thanks 0.1, anything else 0.5), and an estimate under the policy's lifecycle.write_below_importance is stored cold or dropped.
              */
-            importance?: number;
+            importance?: number | null;
             /** Tags */
             tags?: string[];
             /** Metadata */
@@ -1475,9 +1495,9 @@ export interface components {
         ObserveResult: {
             /**
              * Id
-             * Format: uuid
+             * @description The memory's id (null only when `dropped`).
              */
-            id: string;
+            id: string | null;
             /**
              * Key
              * @description Key of the memory the item landed in.
@@ -1485,10 +1505,10 @@ export interface components {
             key: string;
             /**
              * Outcome
-             * @description quarantined: stored for review, not recalled (see `reason`); released: a quarantined claim this observation confirmed independently, now active; echoed: recall had just returned this memory to the same API key, so storing it back is not new evidence and changed nothing (see `reason`).
+             * @description quarantined: stored for review, not recalled (see `reason`); released: a quarantined claim this observation confirmed independently, now active; echoed: recall had just returned this memory to the same API key, so storing it back is not new evidence and changed nothing (see `reason`); stored_cold: created, but cold, its estimated importance under the policy's write_below_importance; dropped: not stored, for the same reason (with write_below_importance_action drop).
              * @enum {string}
              */
-            outcome: "created" | "reinforced" | "superseded" | "quarantined" | "released" | "echoed";
+            outcome: "created" | "reinforced" | "superseded" | "quarantined" | "released" | "echoed" | "stored_cold" | "dropped";
             /** Confidence */
             confidence: number;
             /** Observation Count */
@@ -1511,7 +1531,7 @@ export interface components {
             confidence_capped?: boolean;
             /**
              * Reason
-             * @description Why it was quarantined, released or echoed.
+             * @description Why it was quarantined, released, echoed, stored cold or dropped.
              */
             reason?: string | null;
             /**
@@ -1653,6 +1673,11 @@ export interface components {
             tags_any?: string[] | null;
             /** Min Confidence */
             min_confidence?: number | null;
+            /**
+             * Min Importance
+             * @description Only memories at least this important.
+             */
+            min_importance?: number | null;
             /** Created After */
             created_after?: string | null;
             /** Created Before */
@@ -2203,6 +2228,7 @@ export interface operations {
                 memory_type?: ("fact" | "preference" | "experience" | "reflection" | "relation" | "event" | "summary")[] | null;
                 tag?: string[] | null;
                 min_confidence?: number | null;
+                min_importance?: number | null;
                 key?: string | null;
                 key_prefix?: string | null;
                 status?: ("active" | "cold" | "archived" | "quarantined" | "all") | null;

@@ -19,7 +19,9 @@ def register(tool: Tool, target: Target) -> None:
         "value again raises its confidence; a new value for a known key replaces the old "
         "one, which stays in the memory's history. Answers with the memory's id, what "
         "happened (created, reinforced, superseded, or quarantined for review, with the "
-        "reason) and its confidence.",
+        "reason) and its confidence. Leave importance out and greetings, thanks and "
+        "other filler are judged trivial: stored cold (outcome stored_cold) or, by the "
+        "namespace's policy, dropped.",
         former="memory_store",
     )
     async def observe(
@@ -64,6 +66,7 @@ def register(tool: Tool, target: Target) -> None:
         memory_types: args.TypeList = None,
         tags: args.Tags = None,
         min_confidence: args.MinConfidence = None,
+        min_importance: args.MinImportance = None,
         hops: args.Hops = None,
         occurred_after: args.OccurredAfter = None,
         occurred_before: args.OccurredBefore = None,
@@ -76,6 +79,7 @@ def register(tool: Tool, target: Target) -> None:
             memory_types=memory_types,
             tags=tags,
             min_confidence=min_confidence,
+            min_importance=min_importance,
             hops=hops,
             occurred_after=occurred_after,
             occurred_before=occurred_before,

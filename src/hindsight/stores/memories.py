@@ -17,7 +17,7 @@ from psycopg.types.json import Jsonb
 
 from hindsight.db.pool import Connection
 from hindsight.stores.arrays import array_literal
-from hindsight.stores.attribution import attribute
+from hindsight.stores.attribution import attribute, clear
 from hindsight.stores.filters import LIVE_BY_STATUS, MemoryFilter, filter_sql
 from hindsight.stores.grouping import by_namespace
 
@@ -294,6 +294,20 @@ async def forgettable(
         params,
     )
     return await cur.fetchall()
+
+
+async def store_cold(
+    conn: Connection, namespace: str, memory_id: uuid.UUID, *, actor: str, reason: str
+) -> None:
+    """Cool a memory just created (its history: `cooled`, with `reason`)."""
+    await attribute(conn, actor=actor, reason=reason)
+    await conn.execute(
+        "UPDATE long_term_memory m SET status = 'cold', changed_by = %(actor)s, "
+        "updated_at = now() WHERE m.namespace = %(ns)s AND m.id = %(id)s "
+        "AND m.status = 'active'",
+        {"ns": namespace, "id": memory_id, "actor": actor},
+    )
+    await clear(conn)
 
 
 async def archive_many(

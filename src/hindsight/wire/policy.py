@@ -69,6 +69,19 @@ class LifecyclePolicy(_Section):
         le=1,
         description="... its event and experience memories' importance is multiplied by this.",
     )
+    write_below_importance: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="A direct write the client sent without an importance, whose built-in "
+        "estimate (greetings, thanks, acknowledgements and other filler: 0.1) is under "
+        "this, is stored cold or dropped, as write_below_importance_action says (0: never).",
+    )
+    write_below_importance_action: Literal["cold", "drop"] | None = Field(
+        default=None,
+        description="cold: stored, as a cold memory (outcome `stored_cold`); drop: not "
+        "stored at all (outcome `dropped`, no id).",
+    )
     merge_per_run: int | None = Field(
         default=None,
         ge=0,

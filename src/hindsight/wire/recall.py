@@ -32,6 +32,9 @@ class RecallIn(Strict):
         default=None, max_length=limits.TAGS_MAX, description="Memories with any of these tags."
     )
     min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    min_importance: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="Only memories at least this important."
+    )
     created_after: AwareDatetime | None = None
     created_before: AwareDatetime | None = None
     observed_after: AwareDatetime | None = None
