@@ -443,3 +443,78 @@ def test_idle_memories_are_archived_only_when_unimportant(
     assert r.json()["lifecycle"]["archive_below_importance"] == 1
     _, moves = run_pass(settings, url, now=days_from_now(181), namespace=api.ns)
     assert statuses(api, allergy["id"], plain["id"]) == ["archived", "archived"]
+
+
+def test_retention_per_memory_type_and_per_tag(
+    api: Api, server: ThreadServer, settings: Settings
+) -> None:
+    url = server.core.database_url
+    r = api.client.put(
+        f"{api.base}/policy",
+        json={
+            "lifecycle": {
+                "by_type": {"preference": {"cold_after_days": 90, "archive_after_days": 400}},
+                "by_tag": {
+                    "health": {"cold_after_days": 365, "archive_after_days": 3650},
+                    "smalltalk": {
+                        "cold_after_days": 2,
+                        "archive_after_days": 7,
+                        "archive_below_importance": 1,
+                    },
+                },
+            }
+        },
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["lifecycle"]["by_tag"]["health"]["cold_after_days"] == 365
+    fact, pref, health, chat = api.observe(
+        {"key": "user.city", "value": "lives in Lyon", "importance": 0.4},
+        {
+            "key": "user.tea",
+            "value": "prefers green tea",
+            "memory_type": "preference",
+            "importance": 0.4,
+        },
+        {
+            "key": "user.allergy",
+            "value": "allergic to penicillin",
+            "memory_type": "preference",
+            "tags": ["health"],
+            "importance": 0.4,
+        },
+        {
+            "key": "chat.rain",
+            "value": "talked about the rain",
+            "tags": ["smalltalk"],
+            "importance": 0.9,
+        },
+    )
+    ids = [m["id"] for m in (fact, pref, health, chat)]
+    _, moves = run_pass(settings, url, now=days_from_now(8), namespace=api.ns)
+    assert [(m.key, m.rule) for m in moves] == [("chat.rain", "archived")]
+    assert api.history(chat["id"])[-1]["reason"] == (
+        "no access or observation for 7 days (tag smalltalk)"
+    )
+    _, moves = run_pass(settings, url, now=days_from_now(31), namespace=api.ns)
+    assert [(m.key, m.rule) for m in moves] == [("user.city", "cooled")]
+    _, moves = run_pass(settings, url, now=days_from_now(91), namespace=api.ns)
+    assert [(m.key, m.rule) for m in moves] == [("user.tea", "cooled")]
+    assert api.history(pref["id"])[-1]["reason"] == (
+        "no access or observation for 90 days (memory_type preference)"
+    )
+    _, moves = run_pass(settings, url, now=days_from_now(366), namespace=api.ns)
+    assert sorted((m.key, m.rule) for m in moves) == [
+        ("user.allergy", "cooled"),
+        ("user.city", "archived"),
+    ]
+    assert statuses(api, *ids) == ["archived", "cold", "cold", "archived"]
+    # a scope must cool before it archives, like the namespace
+    r = api.client.put(
+        f"{api.base}/policy",
+        json={"lifecycle": {"by_tag": {"x": {"cold_after_days": 50, "archive_after_days": 40}}}},
+    )
+    assert r.status_code == 422 and "lifecycle.by_tag.x.archive_after_days" in r.text
+    r = api.client.put(
+        f"{api.base}/policy", json={"lifecycle": {"by_type": {"gossip": {"cold_after_days": 5}}}}
+    )
+    assert r.status_code == 422 and "gossip" in r.text

@@ -16,6 +16,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hindsight.wire import policy
+from hindsight.wire.fields import MemoryType
 
 BUILTIN_EMBEDDING_DIMENSIONS = 384
 
@@ -343,6 +344,13 @@ class Settings(BaseSettings):
     write_below_importance: float = _policy_default("lifecycle.write_below_importance", 0.2)
     write_below_importance_action: Literal["cold", "drop"] = _policy_default(
         "lifecycle.write_below_importance_action", "cold"
+    )
+    # e.g. HINDSIGHT_RETENTION_BY_TAG='{"health": {"archive_after_days": 3650}}'
+    retention_by_type: dict[MemoryType, policy.Retention] = _policy_default(
+        "lifecycle.by_type", default_factory=dict
+    )
+    retention_by_tag: dict[str, policy.Retention] = _policy_default(
+        "lifecycle.by_tag", default_factory=dict
     )
     cold_tier_weight: float = _policy_default("ranking.tier_weights.cold", 0.5)
     recency_weight: float = _policy_default("ranking.recency_weight", 0.0)

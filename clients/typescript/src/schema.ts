@@ -1233,6 +1233,20 @@ export interface components {
              * @description Memories the retroactive merge checks per pass (0: off).
              */
             merge_per_run?: number | null;
+            /**
+             * By Type
+             * @description Retention per memory type: {type: {cold_after_days, archive_after_days, archive_below_importance, delete_below_importance, delete_after_days}}, each field left out the namespace's own.
+             */
+            by_type?: {
+                [key: string]: components["schemas"]["Retention"];
+            } | null;
+            /**
+             * By Tag
+             * @description Retention per tag, the same fields, over by_type: a memory with several such tags follows the first of them listed here.
+             */
+            by_tag?: {
+                [key: string]: components["schemas"]["Retention"];
+            } | null;
         };
         /** MemoryIn */
         MemoryIn: {
@@ -1818,6 +1832,23 @@ export interface components {
              * @description As recorded on the memory's `rejected` tombstone.
              */
             reason: string;
+        };
+        /**
+         * Retention
+         * @description How one kind of memory (a memory type, or a tag) ages: each field unset takes the
+         *     namespace's own.
+         */
+        Retention: {
+            /** Cold After Days */
+            cold_after_days?: number | null;
+            /** Archive After Days */
+            archive_after_days?: number | null;
+            /** Archive Below Importance */
+            archive_below_importance?: number | null;
+            /** Delete Below Importance */
+            delete_below_importance?: number | null;
+            /** Delete After Days */
+            delete_after_days?: number | null;
         };
         /** ReviewIn */
         ReviewIn: {

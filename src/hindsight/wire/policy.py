@@ -17,13 +17,25 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.fields import FieldInfo
 
-from hindsight.wire.fields import clean_text
+from hindsight import limits
+from hindsight.wire.fields import MemoryType, clean_text
 
 _DAYS = 36_500
 
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class Retention(_Section):
+    """How one kind of memory (a memory type, or a tag) ages: each field unset takes the
+    namespace's own."""
+
+    cold_after_days: float | None = Field(default=None, gt=0, le=_DAYS)
+    archive_after_days: float | None = Field(default=None, gt=0, le=_DAYS)
+    archive_below_importance: float | None = Field(default=None, ge=0, le=1)
+    delete_below_importance: float | None = Field(default=None, ge=0, le=1)
+    delete_after_days: float | None = Field(default=None, gt=0, le=_DAYS)
 
 
 class LifecyclePolicy(_Section):
@@ -88,6 +100,30 @@ class LifecyclePolicy(_Section):
         le=100_000,
         description="Memories the retroactive merge checks per pass (0: off).",
     )
+    by_type: dict[MemoryType, Retention] | None = Field(
+        default=None,
+        max_length=7,
+        description="Retention per memory type: {type: {cold_after_days, "
+        "archive_after_days, archive_below_importance, delete_below_importance, "
+        "delete_after_days}}, each field left out the namespace's own.",
+    )
+    by_tag: dict[str, Retention] | None = Field(
+        default=None,
+        max_length=50,
+        description="Retention per tag, the same fields, over by_type: a memory with "
+        "several such tags follows the first of them listed here.",
+    )
+
+    @field_validator("by_tag")
+    @classmethod
+    def _tags(cls, value: dict[str, Retention] | None) -> dict[str, Retention] | None:
+        for tag in value or {}:
+            if not tag.strip() or len(tag) > limits.TAG_MAX_CHARS:
+                raise ValueError(
+                    f"tag {tag[:40]!r}: must be 1 to {limits.TAG_MAX_CHARS} characters"
+                )
+            clean_text(tag)
+        return value
 
 
 class TierWeights(_Section):
