@@ -462,3 +462,28 @@ def test_memory_forget_by_importance_time_and_limit(server: ThreadServer, api: A
             assert sorted(m["key"] for m in out["memories"]) == ["chat.bye", "chat.hi", "chat.ok"]
 
     run(go)
+
+
+def test_memory_feedback_says_what_it_does_and_context_takes_a_token_budget(
+    server: ThreadServer, api: Api
+) -> None:
+    for content in ("first", "x" * 40, "中" * 10, "newest"):
+        api.append("tok", content)
+
+    async def go() -> None:
+        async with over_http(server.url) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            described = tools["memory_feedback"].description or ""
+            # used_count is not read by ranking: the tool must not promise it is
+            assert "ranked by use" not in described and "used_count" in described
+            ctx = await call(
+                client,
+                "working_memory_context",
+                session_id="tok",
+                recent=1,
+                max_tokens=15,
+                namespace=api.ns,
+            )
+            assert [e["step_index"] for e in ctx["earlier"]] == [2]
+
+    run(go)

@@ -209,7 +209,9 @@ def register(tool: Tool, target: Target) -> None:
         "memory_feedback",
         "After using the results of recall, say which memories you actually used "
         "(used) and which you did not (unused), by id, with the recall's recall_id. "
-        "Memories that help get ranked by use rather than by mere retrieval.",
+        "Each verdict is counted on the memory (used_count, unused_count) and kept with the "
+        "recall, for the people who curate this memory to see; ranking does not read these "
+        "counts (it counts how often a memory was recalled).",
     )
     async def memory_feedback(
         recall_id: args.MemoryId,
