@@ -69,6 +69,8 @@ class SessionService:
         scrub = await scrubber(self._policies, namespace)
         content = scrub("content", content)
         summary = scrub.optional("summary", summary)
+        if summary is None:
+            summary = self._consolidation.summary_when_written(content)
         metadata = scrub.json("metadata", metadata or {})
         idempotency_key = scrub.refuse("idempotency_key", idempotency_key)
         async with self._pool.connection() as conn:
