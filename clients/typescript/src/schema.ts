@@ -303,7 +303,9 @@ export interface paths {
         /**
          * Context
          * @description What to put in a prompt: the newest `recent` steps whole, and before them older
-         *     steps as summaries (their content while unsummarised), within `max_chars`.
+         *     steps as summaries (their content while unsummarised), within `max_chars` (default
+         *     8000) or `max_tokens` (estimated: 4 characters a token, 1 for a Chinese, Japanese or
+         *     Korean character).
          */
         get: operations["context_v1_namespaces__namespace__sessions__session_id__context_get"];
         put?: never;
@@ -2726,7 +2728,8 @@ export interface operations {
         parameters: {
             query?: {
                 recent?: number;
-                max_chars?: number;
+                max_chars?: number | null;
+                max_tokens?: number | null;
             };
             header?: never;
             path: {
