@@ -16,6 +16,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hindsight.wire import policy
+from hindsight.wire.fields import MemoryType
 
 BUILTIN_EMBEDDING_DIMENSIONS = 384
 
@@ -344,6 +345,7 @@ class Settings(BaseSettings):
     # --- lifecycle: defaults of every namespace's policy (PUT .../policy overrides) -----
     cold_after_days: float = _policy_default("lifecycle.cold_after_days", 30)
     archive_after_days: float = _policy_default("lifecycle.archive_after_days", 180)
+    archive_below_importance: float = _policy_default("lifecycle.archive_below_importance", 0.5)
     delete_below_importance: float = _policy_default("lifecycle.delete_below_importance", 0.3)
     delete_after_days: float = _policy_default("lifecycle.delete_after_days", 90)
     low_confidence_below: float = _policy_default("lifecycle.low_confidence_below", 0.5)
@@ -354,6 +356,17 @@ class Settings(BaseSettings):
     session_demotion_factor: float = _policy_default("lifecycle.session_demotion_factor", 0.5)
     merge_per_run: int = _policy_default("lifecycle.merge_per_run", 200)
     reflection_per_run: int = _policy_default("lifecycle.reflection_per_run", 200)
+    write_below_importance: float = _policy_default("lifecycle.write_below_importance", 0.2)
+    write_below_importance_action: Literal["cold", "drop"] = _policy_default(
+        "lifecycle.write_below_importance_action", "cold"
+    )
+    # e.g. HINDSIGHT_RETENTION_BY_TAG='{"health": {"archive_after_days": 3650}}'
+    retention_by_type: dict[MemoryType, policy.Retention] = _policy_default(
+        "lifecycle.by_type", default_factory=dict
+    )
+    retention_by_tag: dict[str, policy.Retention] = _policy_default(
+        "lifecycle.by_tag", default_factory=dict
+    )
     cold_tier_weight: float = _policy_default("ranking.tier_weights.cold", 0.5)
     recency_weight: float = _policy_default("ranking.recency_weight", 0.0)
     recency_tau_days: float = _policy_default("ranking.recency_tau_days", 30)

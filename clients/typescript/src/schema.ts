@@ -303,7 +303,9 @@ export interface paths {
         /**
          * Context
          * @description What to put in a prompt: the newest `recent` steps whole, and before them older
-         *     steps as summaries (their content while unsummarised), within `max_chars`.
+         *     steps as summaries (their content while unsummarised), within `max_chars` (default
+         *     8000) or `max_tokens` (estimated: 4 characters a token, 1 for a Chinese, Japanese or
+         *     Korean character).
          */
         get: operations["context_v1_namespaces__namespace__sessions__session_id__context_get"];
         put?: never;
@@ -1008,6 +1010,11 @@ export interface components {
              */
             max_confidence?: number | null;
             /**
+             * Max Importance
+             * @description Memories with at most this importance.
+             */
+            max_importance?: number | null;
+            /**
              * Not Accessed Days
              * @description Not recalled for this many days (never recalled: since created).
              */
@@ -1175,9 +1182,14 @@ export interface components {
             cold_after_days?: number | null;
             /**
              * Archive After Days
-             * @description No access or observation this long: archived.
+             * @description No access or observation this long, and importance under archive_below_importance: archived.
              */
             archive_after_days?: number | null;
+            /**
+             * Archive Below Importance
+             * @description Only an idle memory of importance under this is archived; a more important one stays cold, recallable (1: whatever its importance).
+             */
+            archive_below_importance?: number | null;
             /**
              * Delete Below Importance
              * @description Importance under this (0: never) and ...
@@ -1209,6 +1221,16 @@ export interface components {
              */
             session_demotion_factor?: number | null;
             /**
+             * Write Below Importance
+             * @description A direct write the client sent without an importance, whose built-in estimate (greetings, thanks, acknowledgements and other filler: 0.1) is under this, is stored cold or dropped, as write_below_importance_action says (0: never).
+             */
+            write_below_importance?: number | null;
+            /**
+             * Write Below Importance Action
+             * @description cold: stored, as a cold memory (outcome `stored_cold`); drop: not stored at all (outcome `dropped`, no id).
+             */
+            write_below_importance_action?: ("cold" | "drop") | null;
+            /**
              * Merge Per Run
              * @description Memories the retroactive merge checks per pass (0: off).
              */
@@ -1218,6 +1240,20 @@ export interface components {
              * @description Reflection in each pass (0: off): at most this many pairs under the same subject checked for contradictions (settled as at write time), and, with an LLM configured, the patterns this many recent memories show distilled as memories of source `reflection`.
              */
             reflection_per_run?: number | null;
+            /**
+             * By Type
+             * @description Retention per memory type: {type: {cold_after_days, archive_after_days, archive_below_importance, delete_below_importance, delete_after_days}}, each field left out the namespace's own.
+             */
+            by_type?: {
+                [key: string]: components["schemas"]["Retention"];
+            } | null;
+            /**
+             * By Tag
+             * @description Retention per tag, the same fields, over by_type: a memory with several such tags follows the first of them listed here.
+             */
+            by_tag?: {
+                [key: string]: components["schemas"]["Retention"];
+            } | null;
         };
         /** MemoryIn */
         MemoryIn: {
@@ -1249,9 +1285,9 @@ export interface components {
             confidence?: number | null;
             /**
              * Importance
-             * @default 0.5
+             * @description How much it would matter to get this wrong later. Not sent: estimated (filler such as greetings and thanks 0.1, anything else 0.5), and an estimate under the policy's lifecycle.write_below_importance is stored cold or dropped.
              */
-            importance?: number;
+            importance?: number | null;
             /** Tags */
             tags?: string[];
             /** Metadata */
@@ -1480,9 +1516,9 @@ export interface components {
         ObserveResult: {
             /**
              * Id
-             * Format: uuid
+             * @description The memory's id (null only when `dropped`).
              */
-            id: string;
+            id: string | null;
             /**
              * Key
              * @description Key of the memory the item landed in.
@@ -1490,10 +1526,10 @@ export interface components {
             key: string;
             /**
              * Outcome
-             * @description superseded: replaced the memory's old value, or (with `reason` naming it) archived a live memory under another key that this one contradicts; quarantined: stored for review, not recalled (see `reason`; a contradiction the source may not settle sends both memories); released: a quarantined claim this observation confirmed independently, now active; echoed: recall had just returned this memory to the same API key, so storing it back is not new evidence and changed nothing (see `reason`).
+             * @description superseded: replaced the memory's old value, or (with `reason` naming it) archived a live memory under another key that this one contradicts; quarantined: stored for review, not recalled (see `reason`; a contradiction the source may not settle sends both memories); released: a quarantined claim this observation confirmed independently, now active; echoed: recall had just returned this memory to the same API key, so storing it back is not new evidence and changed nothing (see `reason`); stored_cold: created, but cold, its estimated importance under the policy's write_below_importance; dropped: not stored, for the same reason (with write_below_importance_action drop).
              * @enum {string}
              */
-            outcome: "created" | "reinforced" | "superseded" | "quarantined" | "released" | "echoed";
+            outcome: "created" | "reinforced" | "superseded" | "quarantined" | "released" | "echoed" | "stored_cold" | "dropped";
             /** Confidence */
             confidence: number;
             /** Observation Count */
@@ -1516,7 +1552,7 @@ export interface components {
             confidence_capped?: boolean;
             /**
              * Reason
-             * @description Why it was quarantined, released or echoed, or which memory under another key it contradicted and superseded.
+             * @description Why it was quarantined, released, echoed, stored cold or dropped, or which memory under another key it contradicted and superseded.
              */
             reason?: string | null;
             /**
@@ -1658,6 +1694,11 @@ export interface components {
             tags_any?: string[] | null;
             /** Min Confidence */
             min_confidence?: number | null;
+            /**
+             * Min Importance
+             * @description Only memories at least this important.
+             */
+            min_importance?: number | null;
             /** Created After */
             created_after?: string | null;
             /** Created Before */
@@ -1798,6 +1839,23 @@ export interface components {
              * @description As recorded on the memory's `rejected` tombstone.
              */
             reason: string;
+        };
+        /**
+         * Retention
+         * @description How one kind of memory (a memory type, or a tag) ages: each field unset takes the
+         *     namespace's own.
+         */
+        Retention: {
+            /** Cold After Days */
+            cold_after_days?: number | null;
+            /** Archive After Days */
+            archive_after_days?: number | null;
+            /** Archive Below Importance */
+            archive_below_importance?: number | null;
+            /** Delete Below Importance */
+            delete_below_importance?: number | null;
+            /** Delete After Days */
+            delete_after_days?: number | null;
         };
         /** ReviewIn */
         ReviewIn: {
@@ -2213,6 +2271,7 @@ export interface operations {
                 memory_type?: ("fact" | "preference" | "experience" | "reflection" | "relation" | "event" | "summary")[] | null;
                 tag?: string[] | null;
                 min_confidence?: number | null;
+                min_importance?: number | null;
                 key?: string | null;
                 key_prefix?: string | null;
                 status?: ("active" | "cold" | "archived" | "quarantined" | "all") | null;
@@ -2679,7 +2738,8 @@ export interface operations {
         parameters: {
             query?: {
                 recent?: number;
-                max_chars?: number;
+                max_chars?: number | null;
+                max_tokens?: number | null;
             };
             header?: never;
             path: {

@@ -258,12 +258,15 @@ def pop_step(namespace: str, session_id: str) -> Call:
     return Call("DELETE", f"{_session(namespace, session_id)}/steps:last", _model(StepOut))
 
 
-def context(namespace: str, session_id: str, recent: int, max_chars: int) -> Call:
+def context(
+    namespace: str, session_id: str, recent: int, max_chars: int, max_tokens: int | None = None
+) -> Call:
+    budget = {"max_chars": max_chars} if max_tokens is None else {"max_tokens": max_tokens}
     return Call(
         "GET",
         f"{_session(namespace, session_id)}/context",
         _model(ContextOut),
-        params={"recent": recent, "max_chars": max_chars},
+        params={"recent": recent, **budget},
         idempotent=True,
     )
 

@@ -37,6 +37,7 @@ class RecallOptions(TypedDict, total=False):
     tags: list[str]
     tags_any: list[str]
     min_confidence: float
+    min_importance: float
     created_after: datetime
     created_before: datetime
     observed_after: datetime
@@ -55,6 +56,7 @@ class ListFilters(TypedDict, total=False):
     memory_type: list[str]
     tag: list[str]
     min_confidence: float
+    min_importance: float
     key: str
     key_prefix: str
     status: Literal["active", "cold", "archived", "quarantined", "all"]
@@ -73,6 +75,7 @@ class StepFields(TypedDict, total=False):
 
 class ForgetPolicy(TypedDict, total=False):
     max_confidence: float
+    max_importance: float
     not_accessed_days: float
     not_observed_days: float
     memory_types: list[str]

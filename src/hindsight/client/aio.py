@@ -221,10 +221,17 @@ class AsyncHindsight:
         return result
 
     async def context(
-        self, namespace: str, session_id: str, recent: int = 10, max_chars: int = 8000
+        self,
+        namespace: str,
+        session_id: str,
+        recent: int = 10,
+        max_chars: int = 8000,
+        *,
+        max_tokens: int | None = None,
     ) -> ses.ContextOut:
+        """`max_tokens` instead of `max_chars`: a budget in tokens (estimated)."""
         result: ses.ContextOut = await self._run(
-            c.context(namespace, session_id, recent, max_chars)
+            c.context(namespace, session_id, recent, max_chars, max_tokens)
         )
         return result
 

@@ -125,6 +125,39 @@ MaxConfidence = Annotated[
         }
     ),
 ]
+MinImportance = Annotated[
+    float | None,
+    _optional(
+        {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "Only memories at least this important.",
+        }
+    ),
+]
+MaxImportance = Annotated[
+    float | None,
+    _optional(
+        {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "Memories at most this important.",
+        }
+    ),
+]
+ForgetLimit = Annotated[
+    int | None,
+    _optional(
+        {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": limits.FORGET_LIMIT_MAX,
+            "description": "At most this many, least valuable first (default 1000).",
+        }
+    ),
+]
 Tags = Annotated[
     list[str] | None,
     _optional(

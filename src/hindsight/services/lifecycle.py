@@ -33,7 +33,7 @@ from hindsight.stores import (
     maintenance as maintenance_store,
 )
 from hindsight.stores.reads import ReadRouter
-from hindsight.wire.policy import Policy
+from hindsight.wire.policy import LifecyclePolicy, Policy, Retention
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,41 @@ class _Visit:
             self.on_move(Move(self.ns, row["id"], row["key"], action, rule, reason))
 
 
+def _scopes(life: LifecyclePolicy) -> list[rules_store.Scope]:
+    """The namespace's retention, then each tag's and memory type's over it."""
+    day = 86_400.0
+    base = rules_store.Scope(
+        cold_s=(life.cold_after_days or 0) * day,
+        archive_s=(life.archive_after_days or 0) * day,
+        archive_imp=1.0 if life.archive_below_importance is None else life.archive_below_importance,
+        del_imp=life.delete_below_importance or 0.0,
+        del_s=(life.delete_after_days or 0) * day,
+    )
+
+    def over(kind: str, name: str, own: Retention) -> rules_store.Scope:
+        def days(value: float | None, default: float) -> float:
+            return value * day if value else default
+
+        def level(value: float | None, default: float) -> float:
+            return default if value is None else value
+
+        return rules_store.Scope(
+            kind=kind,
+            name=name,
+            cold_s=days(own.cold_after_days, base.cold_s),
+            archive_s=days(own.archive_after_days, base.archive_s),
+            archive_imp=level(own.archive_below_importance, base.archive_imp),
+            del_imp=level(own.delete_below_importance, base.del_imp),
+            del_s=days(own.delete_after_days, base.del_s),
+        )
+
+    return [
+        base,
+        *(over("tag", tag, own) for tag, own in (life.by_tag or {}).items()),
+        *(over("memory_type", t, own) for t, own in (life.by_type or {}).items()),
+    ]
+
+
 def _params(settings: Settings, policy: Policy, namespace: str, now: datetime) -> dict[str, Any]:
     life, ranking = policy.lifecycle, policy.ranking
     assert life is not None and ranking is not None
@@ -91,10 +126,7 @@ def _params(settings: Settings, policy: Policy, namespace: str, now: datetime) -
     return {
         "ns": namespace,
         "now": now,
-        "cold_s": (life.cold_after_days or 0) * day,
-        "archive_s": (life.archive_after_days or 0) * day,
-        "del_imp": life.delete_below_importance or 0.0,
-        "del_s": (life.delete_after_days or 0) * day,
+        **rules_store.scope_params(_scopes(life)),
         "low_conf": life.low_confidence_below or 0.0,
         "low_conf_s": (life.low_confidence_every_days or 0) * day,
         "batch": settings.lifecycle_batch_size,

@@ -9,6 +9,7 @@ all-or-nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,69 @@ from hindsight.services.transactions import Writer
 from hindsight.services.trust import WRITER_CONFIDENCE_MAX
 from hindsight.stores import memories as store
 from hindsight.text import memory_text
+from hindsight.wire.policy import LifecyclePolicy
+
+Then = Callable[[Connection, list[Outcome]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class _Gate:
+    """The policy's judgment of the writes a client did not rate: those whose estimated
+    importance is under `write_below_importance` are stored cold or dropped."""
+
+    threshold: float
+    action: str  # cold | drop
+
+    @classmethod
+    def of(cls, life: LifecyclePolicy) -> _Gate:
+        return cls(life.write_below_importance or 0.0, life.write_below_importance_action or "cold")
+
+    def catches(self, o: Observation) -> bool:
+        return o.importance_estimated and o.importance < self.threshold
+
+    def reason(self, o: Observation) -> str:
+        return (
+            f"estimated importance {o.importance:g} is under the policy's "
+            f"write_below_importance {self.threshold:g}"
+        )
+
+    def dropped(self, o: Observation) -> Outcome:
+        return Outcome(
+            id=None,
+            key=o.key,
+            outcome="dropped",
+            confidence=0.0,
+            observation_count=0,
+            memory_type=o.memory_type,
+            reason=self.reason(o) + ": not stored",
+        )
+
+    def cooling(
+        self,
+        namespace: str,
+        items: Sequence[Observation],
+        then: Then | None,
+        cooled: dict[uuid.UUID, str],
+    ) -> Then | None:
+        """`then`, after cooling in the batch's transaction the memories the caught items
+        created (noting them in `cooled`, id -> reason)."""
+        caught = {i for i, o in enumerate(items) if self.catches(o)}
+        if not caught:
+            return then
+
+        async def cool(conn: Connection, outcomes: list[Outcome]) -> None:
+            for i in sorted(caught):
+                done = outcomes[i]
+                if done.outcome == "created" and done.id is not None:
+                    reason = self.reason(items[i]) + ": stored cold"
+                    await store.store_cold(
+                        conn, namespace, done.id, actor="importance", reason=reason
+                    )
+                    cooled[done.id] = reason
+            if then is not None:
+                await then(conn, outcomes)
+
+        return cool
 
 
 @dataclass(frozen=True)
@@ -105,7 +169,7 @@ class Observer:
         *,
         actor: str,
         role: Role = Role.WRITER,
-        then: Callable[[Connection, list[Outcome]], Awaitable[None]] | None = None,
+        then: Then | None = None,
         dedup: bool = True,
         single: bool = False,
     ) -> list[Outcome]:
@@ -118,8 +182,26 @@ class Observer:
         not at all. Only a curator may vouch for a claim (`roles`). The namespace's trust
         policy caps each claim's initial confidence and decides which claims wait for review
         (`trust`): those are stored as quarantined rows beside the live memory of their key,
-        and an independent trusted re-observation of one releases it.
+        and an independent trusted re-observation of one releases it. An item the client
+        did not rate whose estimated importance is under the policy's
+        write_below_importance is stored cold (outcome `stored_cold`) or not at all
+        (`dropped`).
         """
+        life = (await self.policies.get(namespace)).lifecycle
+        assert life is not None
+        gate = _Gate.of(life)
+        if gate.action == "drop" and any(gate.catches(o) for o in items):
+            kept = [o for o in items if not gate.catches(o)]
+            stored = iter(
+                await self.observe(
+                    namespace, kept, actor=actor, role=role, then=then, dedup=dedup, single=single
+                )
+                if kept
+                else []
+            )
+            return [gate.dropped(o) if gate.catches(o) else next(stored) for o in items]
+        cooled: dict[uuid.UUID, str] = {}
+        then = gate.cooling(namespace, items, then, cooled)
         initial = self.settings.initial_confidence
         for i, o in enumerate(items):
             what = vouching(o.verified or None, o.permanent or None, o.confidence, initial)
@@ -150,7 +232,12 @@ class Observer:
         batch.prepared = await self.claims(
             items, [batch.verdict(o, None).confidence for o in items], capped=not batch.curator
         )
-        outcomes = await self.writer.write(namespace, batch.run)
+        outcomes = [
+            dataclasses.replace(o, outcome="stored_cold", reason=cooled[o.id])
+            if o.id in cooled
+            else o
+            for o in await self.writer.write(namespace, batch.run)
+        ]
         for done in outcomes:
             label = "deduplicated" if done.requested_key else done.outcome
             metrics.OBSERVE_OUTCOMES.labels(label).inc()

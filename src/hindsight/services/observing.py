@@ -22,6 +22,7 @@ from hindsight.stores import (
     quarantine as quarantine_store,
     search as search_store,
 )
+from hindsight.text.importance import estimate_importance
 from hindsight.text.subjects import comparable, prefix
 from hindsight.text.twins import same_words
 from hindsight.wire.memories import MemoryIn, expiry
@@ -46,12 +47,21 @@ class Observation:
     occurred_at: datetime | None = None  # when it happened (None: unknown)
     # set by a caller that knows the claim is suspect (why): it is quarantined
     suspect: str | None = None
+    # the client rated nothing: `importance` is the built-in estimate, and the policy's
+    # write_below_importance gate judges it
+    importance_estimated: bool = False
 
 
 def observation_from(m: MemoryIn) -> Observation:
     """A claim as the API's body states it, with its time to live made an expiry."""
-    claim = m.model_dump(exclude={"expires_at", "ttl_seconds"})
-    return Observation(**claim, expires_at=expiry(m.expires_at, m.ttl_seconds))
+    claim = m.model_dump(exclude={"expires_at", "ttl_seconds", "importance"})
+    estimated = m.importance is None
+    return Observation(
+        **claim,
+        importance=estimate_importance(m.value) if m.importance is None else m.importance,
+        importance_estimated=estimated,
+        expires_at=expiry(m.expires_at, m.ttl_seconds),
+    )
 
 
 # (connection, memory ids) -> those a recall by this batch's actor returned lately
@@ -60,9 +70,10 @@ Recalled = Callable[[Connection, set[uuid.UUID]], Awaitable[set[uuid.UUID]]]
 
 @dataclass(frozen=True)
 class Outcome:
-    id: uuid.UUID
+    id: uuid.UUID | None  # None: dropped, nothing stored
     key: str
-    outcome: str  # created | reinforced | superseded | quarantined | released | echoed
+    # created | reinforced | superseded | quarantined | released | echoed | stored_cold | dropped
+    outcome: str
     confidence: float
     observation_count: int
     memory_type: str
@@ -353,6 +364,8 @@ class ObserveBatch:
         both memories' history naming the other."""
         for p, (older, resolved) in state.contradicts.items():
             done = state.done[p]
+            if done.id is None:  # dropped by the importance gate: nothing stands against it
+                continue
             newer = f"memory {done.id} (key {done.key!r})"
             if resolved.how == "supersede":
                 await contradiction_store.move(

@@ -86,6 +86,7 @@ def recall_request(body: RecallIn, *, default_hops: int) -> RecallRequest:
             tags=tuple(body.tags or ()),
             tags_any=tuple(body.tags_any or ()),
             min_confidence=body.min_confidence,
+            min_importance=body.min_importance,
             **ends,
         ),
         fusion=body.fusion,

@@ -279,7 +279,7 @@ class Reflection:
                 actor=actor,
                 then=_noted(namespace, actor, reason),
             )
-            if done.outcome in ("created", "superseded", "quarantined"):
+            if done.id is not None and done.outcome in ("created", "superseded", "quarantined"):
                 emit(Move(namespace, done.id, done.key, "distilled", "reflection", reason))
 
 
@@ -295,7 +295,7 @@ def _noted(
 
     async def then(conn: Connection, outcomes: list[Outcome]) -> None:
         for o in outcomes:
-            if o.outcome in ("created", "superseded", "quarantined"):
+            if o.id is not None and o.outcome in ("created", "superseded", "quarantined"):
                 await contradiction_store.note(
                     conn, namespace, o.id, change="updated", actor=actor, reason=reason
                 )

@@ -16,7 +16,7 @@ from pgvector import HalfVector, SparseVector
 from psycopg.types.json import Jsonb
 
 from hindsight.db.pool import Connection
-from hindsight.stores.attribution import attribute
+from hindsight.stores.attribution import attribute, clear
 from hindsight.stores.filters import LIVE_BY_STATUS, MemoryFilter, filter_sql
 from hindsight.stores.grouping import by_namespace
 
@@ -242,6 +242,7 @@ async def forgettable(
     *,
     max_confidence: float | None,
     not_accessed_days: float | None,
+    max_importance: float | None = None,
     not_observed_days: float | None,
     memory_types: list[str],
     limit: int,
@@ -264,6 +265,9 @@ async def forgettable(
     if max_confidence is not None:
         params["max_conf"] = max_confidence
         where.append("m.confidence <= %(max_conf)s")
+    if max_importance is not None:
+        params["max_imp"] = max_importance
+        where.append("m.importance <= %(max_imp)s")
     if not_accessed_days is not None:
         params["idle"] = not_accessed_days
         where.append(
@@ -283,6 +287,20 @@ async def forgettable(
         params,
     )
     return await cur.fetchall()
+
+
+async def store_cold(
+    conn: Connection, namespace: str, memory_id: uuid.UUID, *, actor: str, reason: str
+) -> None:
+    """Cool a memory just created (its history: `cooled`, with `reason`)."""
+    await attribute(conn, actor=actor, reason=reason)
+    await conn.execute(
+        "UPDATE long_term_memory m SET status = 'cold', changed_by = %(actor)s, "
+        "updated_at = now() WHERE m.namespace = %(ns)s AND m.id = %(id)s "
+        "AND m.status = 'active'",
+        {"ns": namespace, "id": memory_id, "actor": actor},
+    )
+    await clear(conn)
 
 
 async def archive_many(

@@ -24,7 +24,7 @@ from hindsight.wire.times import TimeWindowOut, UtcTime
 class RecallIn(Strict):
     query: Query
     k: int = Field(default=10, ge=1, le=limits.K_MAX)
-    memory_types: list[MemoryType] | None = Field(default=None, max_length=5)
+    memory_types: list[MemoryType] | None = Field(default=None, max_length=7)
     tags: list[Tag] | None = Field(
         default=None, max_length=limits.TAGS_MAX, description="Memories with all these tags."
     )
@@ -32,6 +32,9 @@ class RecallIn(Strict):
         default=None, max_length=limits.TAGS_MAX, description="Memories with any of these tags."
     )
     min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    min_importance: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="Only memories at least this important."
+    )
     created_after: AwareDatetime | None = None
     created_before: AwareDatetime | None = None
     observed_after: AwareDatetime | None = None
