@@ -11,14 +11,16 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 
 from hindsight.config import Settings
 from hindsight.db import citus
+from hindsight.services.roles import Role
 from tests.conftest import Api, make_settings
-from tests.support.citus import Node, PgCluster, log_position, logged, routes
+from tests.support.citus import BIN, Node, PgCluster, log_position, logged, routes
 from tests.support.cli import hindsight
 from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
@@ -52,6 +54,7 @@ from tests.test_lifecycle import (  # noqa: F401
     test_hard_expiry_hides_then_purges_and_a_new_observation_starts_over,
     test_memories_cool_archive_and_go_by_policy_and_permanent_ones_never,
     test_retroactive_merge_folds_near_duplicates_under_different_keys,
+    test_the_periodic_pass_runs_once_per_interval_across_replicas,
     test_two_schedulers_at_once_do_no_double_work,
 )
 from tests.test_mcp import (  # noqa: F401
@@ -75,6 +78,7 @@ from tests.test_recall import (  # noqa: F401
     test_filters,
     test_recall_raises_access_count_and_last_accessed,
 )
+from tests.test_roles import make_key
 from tests.test_working_memory import (  # noqa: F401
     test_appending_extends_the_whole_session,
     test_concurrent_appends_get_distinct_consecutive_indexes,
@@ -85,6 +89,7 @@ from tests.test_working_memory import (  # noqa: F401
 )
 
 pytestmark = pytest.mark.citus
+ROOT = Path(__file__).resolve().parent.parent
 
 # few shards per table: the tests' namespaces still spread over both workers, and
 # distributing takes a second instead of ten
@@ -117,8 +122,8 @@ def module_db(citus_cluster: PgCluster) -> Iterator[str]:
 
 @pytest.fixture
 def fresh_db(migrated: str) -> str:
-    """The doctor's suite checks the shared distributed database (what it breaks, it
-    repairs)."""
+    """The shared distributed database, for the doctor's suite (what it breaks, it
+    repairs) and the lifecycle's pass over every namespace."""
     return migrated
 
 
@@ -133,7 +138,9 @@ def settings() -> Settings:
     return make_settings()
 
 
-def test_every_table_is_placed_and_a_second_run_changes_nothing(migrated: str) -> None:
+def test_every_table_is_placed_and_a_second_run_changes_nothing(
+    citus_cluster: PgCluster, migrated: str
+) -> None:
     cluster, problems = citus.status(migrated)
     assert problems == []
     assert len(cluster.workers) == 2
@@ -148,6 +155,29 @@ def test_every_table_is_placed_and_a_second_run_changes_nothing(migrated: str) -
             "WHERE table_name = 'long_term_memory'::regclass"
         ).fetchone()
     assert nodes == (2,)  # the namespaces' shards are spread over both workers
+    # the operator's view of it (sql/citus/check.sql): every table, the shards per worker
+    shown = subprocess.run(
+        [
+            str(BIN / "psql"),
+            migrated,
+            "-X",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-f",
+            "sql/citus/check.sql",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert {p.table for p in citus.PLAN} <= {line.split("|")[0] for line in shown.splitlines()}
+    per_worker = {tuple(line.split("|")[:3]) for line in shown.splitlines() if line.count("|") == 3}
+    assert {(host, int(port), int(n)) for host, port, n in per_worker} == {
+        ("127.0.0.1", w.port, SHARDS // 2) for w in citus_cluster.workers_
+    }
 
 
 def test_a_migration_written_after_distributing_applies(
@@ -352,3 +382,105 @@ def test_doctor_names_what_is_wrong_with_the_cluster_and_its_fix_mends_it(
     assert mended.returncode == 0, mended.stderr
     assert "placed namespace_lifecycle: distributed by namespace" in mended.stdout
     assert doctor().returncode == 0
+
+
+def _snapshot(url: str) -> dict[str, int]:
+    """Rows of every table of the plan."""
+    with psycopg.connect(url) as conn:
+        return {
+            p.table: conn.execute(f"SELECT count(*) FROM {p.table}").fetchone()[0]  # type: ignore[index]
+            for p in citus.PLAN
+        }
+
+
+def _hindsight_functions(url: str) -> dict[str, str]:
+    """Hindsight's functions on each node of the database (a sorted list of names)."""
+    listed = (
+        "SELECT string_agg(proname, ',' ORDER BY proname) FROM pg_proc "
+        "WHERE proname LIKE 'hindsight%'"
+    )
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT nodename || ':' || nodeport, result "
+            f"FROM run_command_on_all_nodes($${listed}$$) JOIN pg_dist_node USING (nodeid)"
+        ).fetchall()
+    return dict(rows)
+
+
+def _use(api: Api) -> dict[str, Any]:
+    """A policy, memories with history, steps, a recall with feedback: what the namespace
+    looks like afterwards."""
+    policy = {"capacity": {"max_active_memories": 50}}
+    assert api.client.put(f"{api.base}/policy", json=policy).status_code == 200
+    city, _ = api.observe(
+        {"key": "user.city", "value": "lives in Lisbon", "tags": ["home"]},
+        {"key": "user.food", "value": "likes grilled sardines"},
+    )
+    api.observe({"key": "user.city", "value": "lives in Porto"})  # history
+    for step in ("booked the train", "packed the bags"):
+        api.append("trip", step)
+    found = api.recall("where does the user live", k=2)
+    used = {"used": [found["results"][0]["id"]]}
+    feedback = f"{api.base}/recalls/{found['recall_id']}/feedback"
+    assert api.client.post(feedback, json=used).json()["recorded"] == 1
+    wait_until(lambda: api.get(city["id"])["access_count"] == 1, "the recall to be counted")
+    return _seen(api, city["id"])
+
+
+def _seen(api: Api, memory_id: str) -> dict[str, Any]:
+    hits = api.recall("sardines", k=1)["results"]
+    return {
+        "memory": api.get(memory_id),
+        "history": api.history(memory_id),
+        "steps": api.steps("trip"),
+        "recall": [(h["key"], h["value"]) for h in hits],
+    }
+
+
+def test_a_deployment_moves_from_postgresql_to_the_cluster_and_loses_nothing(
+    citus_cluster: PgCluster, redis_url: str, tmp_path: Path
+) -> None:
+    """docs/citus.md's move, step by step: served on a single PostgreSQL 15, dumped,
+    restored into the coordinator, distributed, served from the coordinator."""
+    namespaces = [f"move-{i}-{uuid.uuid4().hex[:6]}" for i in range(3)]
+    with PgCluster(workers=0, citus=False) as single:
+        old = single.create_database("hindsight")
+        assert hindsight("db", "upgrade", database_url=old).returncode == 0
+        writer = make_key(old, Role.WRITER, namespaces[:1])
+        before: dict[str, dict[str, Any]] = {}
+        with ThreadServer(make_settings(), old, redis_url) as srv:
+            for ns in namespaces:
+                api = Api.at(srv.url, ns)
+                before[ns] = _use(api)
+                api.client.close()
+        counts = _snapshot(old)
+        dump = tmp_path / "hindsight.dump"
+        subprocess.run([str(BIN / "pg_dump"), "-Fc", "-f", str(dump), old], check=True)
+
+    with citus_cluster.database() as new:
+        restored = subprocess.run(
+            [str(BIN / "pg_restore"), "--no-owner", "--exit-on-error", "-d", new, str(dump)],
+            capture_output=True,
+            text=True,
+        )
+        assert restored.returncode == 0, restored.stderr
+        done = hindsight("db", "distribute", "--shard-count", str(SHARDS), database_url=new)
+        assert done.returncode == 0, done.stderr
+        assert citus.status(new)[1] == []
+        # the rows were copied into the shards, not written again by the triggers
+        assert _snapshot(new) == counts
+        functions = _hindsight_functions(new)
+        assert len(functions) == 3 and len(set(functions.values())) == 1, functions
+        with ThreadServer(make_settings(), new, redis_url) as srv:
+            for ns in namespaces:
+                api = Api.at(srv.url, ns)
+                assert _seen(api, before[ns]["memory"]["id"]) == before[ns]
+                api.client.close()
+            # a key made before the move still works, and a change is recorded on the shard
+            api = Api.at(srv.url, namespaces[0], writer)
+            (moved,) = api.observe({"key": "user.city", "value": "lives in Braga"})
+            assert moved["outcome"] == "superseded"
+            last = api.history(moved["id"])[-1]
+            assert (last["change"], last["value"]) == ("superseded", "lives in Braga")
+            assert last["actor"].startswith("writer-")  # the key's name
+            api.client.close()

@@ -1,8 +1,7 @@
 """The schema can be distributed by namespace (Citus): keys and foreign keys carry the
-namespace, statements join within one namespace, and sql/citus/ names every table.
-
-Citus itself is not installable here; its DDL is run against plain PostgreSQL with stand-in
-functions of the same signatures, which checks its syntax and what it distributes how."""
+namespace, statements join within one namespace, and `hindsight db distribute`'s plan
+(db/citus.py) places every table. Checked on the schema and the source, on a single
+PostgreSQL; tests/test_citus.py distributes it on a real cluster."""
 
 from __future__ import annotations
 
@@ -11,9 +10,8 @@ import uuid
 from pathlib import Path
 
 import psycopg
-import pytest
 
-from hindsight.db import migrate
+from hindsight.db import citus, migrate
 from hindsight.embeddings.builtin import BuiltinEmbedder
 from tests.conftest import Api, make_settings
 from tests.support.labels import label_drift
@@ -21,32 +19,12 @@ from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
 ROOT = Path(__file__).resolve().parent.parent
-CITUS_DDL = ROOT / "sql" / "citus" / "distribute.sql"
 
-# How each table is placed; a new table must be placed here (and in sql/citus/) to pass.
-BY_NAMESPACE = {
-    "long_term_memory",
-    "memory_access",
-    "memory_history",
-    "keyword_stats",
-    "recall_log",
-    "working_sessions",
-    "working_memory",
-    "namespace_policy",
-    "namespace_lifecycle",
-    "session_demotions",
-    "recall_feedback",
-}
-REFERENCE = {
-    "hindsight_meta",
-    "api_keys",
-    "consolidation_jobs",
-    "bulk_imports",
-    "bulk_import_lines",
-    "namespace_erasures",
-}
-BY_OTHER_COLUMN = {"embedding_cache": "content_hash"}
-LOCAL = {"alembic_version"}
+# How each table is placed, as the plan says; a new table must be placed there to pass.
+BY_NAMESPACE = {p.table for p in citus.PLAN if p.column == "namespace"}
+REFERENCE = {p.table for p in citus.PLAN if p.kind == "reference"}
+BY_OTHER_COLUMN = {p.table: p.column for p in citus.PLAN if p.column not in (None, "namespace")}
+LOCAL = set(citus.LOCAL)
 
 
 def test_every_key_of_a_namespace_table_includes_namespace(migrated: str) -> None:
@@ -59,7 +37,7 @@ def test_every_key_of_a_namespace_table_includes_namespace(migrated: str) -> Non
             )
         }
         placed = BY_NAMESPACE | REFERENCE | set(BY_OTHER_COLUMN) | LOCAL
-        assert tables == placed, f"place these tables for Citus: {sorted(tables ^ placed)}"
+        assert tables == placed, f"place these tables in db/citus.PLAN: {sorted(tables ^ placed)}"
         # primary keys, unique constraints and unique indexes (partial ones included)
         unique = conn.execute(
             "SELECT c.relname, i.relname, array_agg(a.attname ORDER BY k.ord) "
@@ -147,48 +125,6 @@ def test_the_check_finds_a_join_across_namespaces() -> None:
     )
 
 
-def test_the_citus_ddl_runs_and_places_every_table(migrated: str) -> None:
-    """Against stand-ins for Citus's functions, in a transaction rolled back."""
-    ddl = CITUS_DDL.read_text()
-    body = ddl.replace("BEGIN;", "").replace("COMMIT;", "")
-    with psycopg.connect(migrated) as conn:
-        conn.execute("CREATE SCHEMA citus_stub")
-        conn.execute("CREATE TABLE citus_stub.placed (tbl text, kind text, col text, co text)")
-        conn.execute(
-            "CREATE FUNCTION citus_stub.create_distributed_table(table_name regclass, "
-            "distribution_column text, distribution_type text DEFAULT 'hash', "
-            "colocate_with text DEFAULT 'default', shard_count int DEFAULT NULL) "
-            "RETURNS void LANGUAGE sql AS $$ INSERT INTO citus_stub.placed "
-            "SELECT table_name::text, 'distributed', distribution_column, colocate_with; "
-            "SELECT attname FROM pg_attribute WHERE attrelid = table_name "
-            "AND attname = distribution_column $$"
-        )
-        conn.execute(
-            "CREATE FUNCTION citus_stub.create_reference_table(table_name regclass) "
-            "RETURNS void LANGUAGE sql AS $$ INSERT INTO citus_stub.placed "
-            "SELECT table_name::text, 'reference', NULL, NULL $$"
-        )
-        conn.execute("SET LOCAL search_path = public, citus_stub")
-        conn.execute(body)  # type: ignore[arg-type]
-        placed = {
-            r[0]: (r[1], r[2], r[3])
-            for r in conn.execute("SELECT tbl, kind, col, co FROM citus_stub.placed")
-        }
-        rows = conn.execute(
-            "SELECT c.relname FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid "
-            "WHERE c.relname = ANY(%s) AND a.attname = 'namespace'",
-            (list(BY_NAMESPACE),),
-        ).fetchall()
-        conn.rollback()
-    assert {r[0] for r in rows} == BY_NAMESPACE
-    assert {t for t, p in placed.items() if p[0] == "reference"} == REFERENCE
-    by_namespace = {t for t, p in placed.items() if p[:2] == ("distributed", "namespace")}
-    assert by_namespace == BY_NAMESPACE
-    assert all(placed[t][2] == "long_term_memory" for t in BY_NAMESPACE - {"long_term_memory"})
-    assert placed["embedding_cache"][:2] == ("distributed", "content_hash")
-    assert not set(placed) & LOCAL
-
-
 def test_revision_0017_keeps_the_data_down_and_up(fresh_db: str, redis_url: str, ns: str) -> None:
     with ThreadServer(make_settings(), fresh_db, redis_url) as srv:
         api = Api.at(srv.url, ns)
@@ -248,9 +184,3 @@ def test_revision_0017_keeps_the_data_down_and_up(fresh_db: str, redis_url: str,
         conn.execute("DELETE FROM long_term_memory WHERE namespace = %s AND id = %s", (ns, food))
         left = conn.execute("SELECT count(*) FROM memory_access WHERE memory_id = %s", (food,))
         assert left.fetchone() == (0,)
-
-
-@pytest.fixture(autouse=True)
-def _no_leftover_stub(migrated: str) -> None:
-    with psycopg.connect(migrated, autocommit=True) as conn:
-        conn.execute("DROP SCHEMA IF EXISTS citus_stub CASCADE")

@@ -1,5 +1,6 @@
--- After distribute.sql: how each table is distributed, and how evenly the namespaces'
--- rows spread over the nodes.
+-- On a Citus coordinator, after `hindsight db distribute`: how each table is placed, and
+-- how evenly the namespaces' rows spread over the workers (`hindsight doctor` checks the
+-- placement against Hindsight's plan; this shows the sizes).
 --   psql "$COORDINATOR_URL" -f sql/citus/check.sql
 SELECT table_name, citus_table_type, distribution_column, colocation_id, shard_count,
        table_size

@@ -262,6 +262,14 @@ def distribute(url: str, *, shard_count: int = SHARD_COUNT) -> list[str]:
             count = sql.Literal(shard_count)
             conn.execute(sql.SQL("SET LOCAL citus.shard_count = {}").format(count))
             conn.execute("SET LOCAL citus.enable_unsafe_triggers = on")
+            if _holds_rows(conn, sorted(tables - set(cluster.placed) - LOCAL)):
+                # A database moved here with its rows (docs/citus.md): distributing copies
+                # them into the shards, where the history and keyword-statistics triggers
+                # would fire and write again what the copied tables hold already. Not in
+                # replica mode, which the workers' transactions take too (SET LOCAL,
+                # propagated).
+                conn.execute("SET LOCAL citus.propagate_set_commands = 'local'")
+                conn.execute("SET LOCAL session_replication_role = replica")
             for p in PLAN:
                 if p.table not in tables:
                     continue  # an older revision: an upgrade adds it, a new run places it
@@ -289,6 +297,11 @@ def distribute(url: str, *, shard_count: int = SHARD_COUNT) -> list[str]:
                 )
             )
         return done
+
+
+def _holds_rows(conn: psycopg.Connection[Any], tables: list[str]) -> bool:
+    exists = sql.SQL("SELECT EXISTS (SELECT FROM {})")
+    return any(conn.execute(exists.format(sql.Identifier(t))).fetchone() == (True,) for t in tables)
 
 
 def describe(p: Placement) -> str:

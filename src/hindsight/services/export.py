@@ -103,7 +103,9 @@ class ExportService:
         while True:
             async with self._pool.connection() as conn:
                 page = await store.memory_page(conn, namespace, after=after, limit=PAGE)
-                history = await store.histories(conn, [m["id"] for m in page]) if page else []
+                history = (
+                    await store.histories(conn, namespace, [m["id"] for m in page]) if page else []
+                )
             by_memory: dict[uuid.UUID, list[dict[str, Any]]] = {}
             for h in history:
                 by_memory.setdefault(h.pop("memory_id"), []).append(h)

@@ -39,11 +39,11 @@ async def memory_page(
     return await cur.fetchall()
 
 
-async def histories(conn: Connection, ids: list[uuid.UUID]) -> list[dict[str, Any]]:
+async def histories(conn: Connection, namespace: str, ids: list[uuid.UUID]) -> list[dict[str, Any]]:
     cur = await conn.execute(
-        f"SELECT {_HISTORY} FROM memory_history h WHERE h.memory_id = ANY(%s) "
-        "ORDER BY h.memory_id, h.id",
-        (ids,),
+        f"SELECT {_HISTORY} FROM memory_history h WHERE h.namespace = %s "
+        "AND h.memory_id = ANY(%s) ORDER BY h.memory_id, h.id",
+        (namespace, ids),
     )
     return await cur.fetchall()
 

@@ -9,13 +9,21 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from hindsight.db.pool import Connection
+from hindsight.db.pool import Connection, distributed
 
 LIFECYCLE_LOCK = 7_361_582_014
 
 
 async def namespaces(conn: Connection) -> list[str]:
-    """Every namespace holding memories, by a skip scan of the (namespace, id) index."""
+    """Every namespace holding memories, by a skip scan of the (namespace, id) index. On
+    Citus, which runs a recursive CTE only within one namespace, each shard lists its own
+    (a DISTINCT that every shard runs at once)."""
+    if distributed(conn):
+        cur = await conn.execute(
+            "SELECT DISTINCT namespace FROM long_term_memory "
+            "UNION SELECT namespace FROM session_demotions"
+        )
+        return sorted(r["namespace"] for r in await cur.fetchall())
     cur = await conn.execute(
         """
         WITH RECURSIVE ns AS (
