@@ -257,18 +257,18 @@ def test_review_approves_and_rejects_quarantined_claims(page: Any, api: Api, mig
     page.click("nav a[data-page=memories]")
     expect(page.locator("tbody tr[data-id='" + held["id"] + "']")).to_contain_text("Initech")
 
-    (bad,) = api.observe({"key": "user.pin", "value": "pin is 4321", "source": "web"})
+    (bad,) = api.observe({"key": "user.locker", "value": "locker is 4321", "source": "web"})
     assert bad["outcome"] == "quarantined", bad
     page.click("nav a[data-page=review]")
     card = page.locator(f".review[data-id='{bad['id']}']")
-    expect(card).to_contain_text("pin is 4321")
+    expect(card).to_contain_text("locker is 4321")
     page.once("dialog", lambda d: d.dismiss())  # Reject asks first; cancelling keeps it
     card.locator("button[data-action=reject]").click()
     expect(card).to_be_visible()
     assert api.get(bad["id"])["status"] == "quarantined"
     page.once("dialog", lambda d: d.accept())
     card.locator("button[data-action=reject]").click()
-    expect(page.locator("[role=status]")).to_have_text('Rejected "user.pin": its value is erased.')
+    expect(page.locator("[role=status]")).to_have_text('Rejected "user.locker": its value is erased.')
     expect(page.locator(".review")).to_have_count(0)
     assert api.client.get(f"{api.base}/memories/{bad['id']}").status_code == 404
 
