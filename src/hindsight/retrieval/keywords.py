@@ -8,6 +8,9 @@ query time from exact document frequencies (see `stores.memories`):
     idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
 The inner product of the two is the BM25 score, which an HNSW `sparsevec_ip_ops` index
 answers in about a millisecond, where ranking a full-text match list touches every match.
+
+Terms are the keyword tokens (`text.tokenize`) with English words stemmed (`text.stem`),
+so "adopted" finds "adopting" (migration 0028 re-indexed the memories stored before).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections import Counter
 
 from pgvector import SparseVector
 
+from hindsight.text.stem import stem
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS, keyword_tokens, term_id, words
 
 K1 = 1.2
@@ -26,7 +30,7 @@ MAX_TERMS = 1000
 
 
 def document_terms(text: str) -> Counter[int]:
-    return Counter(term_id(t) for t in keyword_tokens(text))
+    return Counter(term_id(stem(t)) for t in keyword_tokens(text))
 
 
 def document_vector(text: str) -> tuple[SparseVector, list[int]]:
