@@ -159,6 +159,7 @@ def rank(
                     "vector_rank": vector_ranks.get(id(row)),
                     "keyword_rank": keyword_ranks.get(id(row)),
                     "fusion": config.fusion,
+                    "keyword_weight": config.keyword_weight,
                     **terms,
                 },
             )

@@ -177,7 +177,7 @@ class RecallService:
     def ranking(self, request: RecallRequest) -> RankingConfig:
         weight = request.keyword_weight
         return RankingConfig(
-            keyword_weight=self._settings.keyword_weight if weight is None else weight,
+            keyword_weight=self._settings.resolved_keyword_weight if weight is None else weight,
             access_alpha=self._settings.access_alpha,
             access_boost_max=self._settings.access_boost_max,
             fusion=request.fusion or "linear",

@@ -91,6 +91,11 @@ class Components(BaseModel):
     vector_rank: int | None
     keyword_rank: int | None
     fusion: str
+    keyword_weight: float | None = Field(
+        default=None,
+        description="w, the keyword arm's share in fusion (HINDSIGHT_KEYWORD_WEIGHT; by "
+        "default 0.7 with the built-in embedder, 0.4 with a model).",
+    )
     hop: int | None = Field(default=None, description="2: found by following `via`.")
     via: uuid.UUID | None = Field(default=None, description="The hit the second hop followed.")
     hop_discount: float | None = None
