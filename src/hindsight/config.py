@@ -188,6 +188,11 @@ class Settings(BaseSettings):
         description="γ in score × specificity^γ: how much memories made of words most "
         "memories share (small talk) give way to ones that say something (0: off).",
     )
+    recall_conversation: bool = Field(
+        default=True,
+        description="Default `conversation` of a recall: search recent turns (`context`, or "
+        "a query that is a transcript) as weighted turns, not as one text.",
+    )
     # --- time expressions in recall queries (the namespace policy's ranking overrides the weight)
     resolve_time: bool = Field(
         default=True, description="Default `resolve_time` of a recall: read time expressions."

@@ -10,7 +10,14 @@ from hindsight.api.deps import CoreDep, NamespaceDep, PrincipalDep
 from hindsight.api.responses import json_response
 from hindsight.errors import NotFound
 from hindsight.services.recall import recall_request
-from hindsight.wire.recall import Components, RecallHit, RecallIn, RecallLogOut, RecallOut
+from hindsight.wire.recall import (
+    Components,
+    ConversationOut,
+    RecallHit,
+    RecallIn,
+    RecallLogOut,
+    RecallOut,
+)
 from hindsight.wire.times import TimeAnchorOut, TimeWindowOut
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["recall"])
@@ -20,9 +27,10 @@ router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["recall"])
 async def recall(
     body: RecallIn, namespace: NamespaceDep, principal: PrincipalDep, core: CoreDep
 ) -> Response:
-    """The `k` best memories for `query`, best first, each with its score and the
-    components of it: score = relevance × confidence × (1 + α·ln(1 + access_count)), times
-    the lifecycle's factors and, when the query names a time ("last May"), the time factor."""
+    """The `k` best memories for `query` (and/or the conversation's recent turns,
+    `context`), best first, each with its score and the components of it: score =
+    relevance × confidence × (1 + α·ln(1 + access_count)), times the lifecycle's factors
+    and, when the query names a time ("last May"), the time factor."""
     request = recall_request(body, default_hops=core.settings.recall_hops)
     result = await core.recall.recall(namespace, request, actor=principal.name)
     out = RecallOut(
@@ -35,6 +43,9 @@ async def recall(
         ],
         vector_skipped=result.vector_skipped,
         rerank_skipped=result.rerank_skipped,
+        conversation=(
+            None if result.conversation is None else ConversationOut(**result.conversation)
+        ),
     )
     window = result.time_window
     if window is not None:
@@ -43,7 +54,7 @@ async def recall(
             end=window.end,
             expression=window.expression,
             reference_time=window.reference,
-            searched_query=result.searched_query or body.query,
+            searched_query=result.searched_query or body.query or "",
             event=window.event,
             anchor=None if window.anchor is None else TimeAnchorOut(**window.anchor),
             vague=window.vague,
