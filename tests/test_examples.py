@@ -57,3 +57,34 @@ def test_the_docs_python_mcp_client_runs_as_written(
     assert out.returncode == 0, out.stderr
     printed = [ln[3:] for ln in code.splitlines() if ln.startswith("#> ")]
     assert printed and out.stdout.splitlines() == printed, out.stdout
+
+
+def test_conversation_recall_finds_what_the_last_line_does_not_name(
+    server: ThreadServer, ns: str
+) -> None:
+    env = {
+        **os.environ,
+        "HINDSIGHT_URL": server.url,
+        "HINDSIGHT_API_KEY": ADMIN_KEY,
+        "HINDSIGHT_NAMESPACE": ns,
+    }
+    example = EXAMPLE.parent / "conversation_recall.py"
+    out = subprocess.run(
+        [sys.executable, str(example)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[:4] == [
+        "searched user (0.81): My beagle Rex has been coughing since Sunday",
+        "searched assistant (0.45): Poor Rex! A vet should listen to that cough.",
+        "searched user (1): Who could take him this week?",
+        lines[3],
+    ]
+    assert {lines[3], lines[4]} == {
+        "recalled user.pet: has a beagle named Rex",
+        "recalled user.vet: Rex's vet is Dr. Okafor on Elm Street",
+    }
+    assert lines[5] in (
+        "from a transcript: user.pet, user.vet",
+        "from a transcript: user.vet, user.pet",
+    )

@@ -485,5 +485,28 @@ def test_memory_feedback_says_what_it_does_and_context_takes_a_token_budget(
                 namespace=api.ns,
             )
             assert [e["step_index"] for e in ctx["earlier"]] == [2]
+def test_recall_takes_the_conversation_so_far(server: ThreadServer, ns: str) -> None:
+    async def go() -> None:
+        async with over_http(server.url) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            context_schema = tools["recall"].input_schema["properties"]["context"]
+            assert "role/content" in context_schema["description"]
+            for key, value in (("user.pet", "a beagle named Rex"), ("user.car", "a red Volvo")):
+                await call(client, "observe", key=key, value=value, namespace=ns)
+            found = await call(
+                client,
+                "recall",
+                query="he was limping after the walk, is that bad?",
+                context=[
+                    {"role": "assistant", "content": "Is the Volvo fixed?"},
+                    {"role": "user", "content": "Yes. But Rex worries me"},
+                ],
+                k=2,
+                namespace=ns,
+            )
+            assert found["results"][0]["key"] == "user.pet"
+            assert [t["weight"] for t in found["conversation"]["turns"]] == [0.405, 0.9, 1.0]
+            with pytest.raises(ToolFailed, match="context"):
+                await call(client, "recall", query="x", context=[{"role": "user"}], namespace=ns)
 
     run(go)

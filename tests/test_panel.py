@@ -268,7 +268,8 @@ def test_review_approves_and_rejects_quarantined_claims(page: Any, api: Api, mig
     assert api.get(bad["id"])["status"] == "quarantined"
     page.once("dialog", lambda d: d.accept())
     card.locator("button[data-action=reject]").click()
-    expect(page.locator("[role=status]")).to_have_text('Rejected "user.locker": its value is erased.')
+    rejected = 'Rejected "user.locker": its value is erased.'
+    expect(page.locator("[role=status]")).to_have_text(rejected)
     expect(page.locator(".review")).to_have_count(0)
     assert api.client.get(f"{api.base}/memories/{bad['id']}").status_code == 404
 

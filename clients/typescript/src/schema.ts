@@ -236,9 +236,10 @@ export interface paths {
         put?: never;
         /**
          * Recall
-         * @description The `k` best memories for `query`, best first, each with its score and the
-         *     components of it: score = relevance × confidence × (1 + α·ln(1 + access_count)), times
-         *     the lifecycle's factors and, when the query names a time ("last May"), the time factor.
+         * @description The `k` best memories for `query` (and/or the conversation's recent turns,
+         *     `context`), best first, each with its score and the components of it: score =
+         *     relevance × confidence × (1 + α·ln(1 + access_count)), times the lifecycle's factors
+         *     and, when the query names a time ("last May"), the time factor.
          */
         post: operations["recall_v1_namespaces__namespace__recall_post"];
         delete?: never;
@@ -758,6 +759,21 @@ export interface components {
             /** Fusion */
             fusion: string;
             /**
+             * Keyword Of
+             * @description What `keyword` is a share of: the query's BM25 mass (a question), or the memory's (a conversation: how much of the memory it talks about).
+             */
+            keyword_of?: ("query" | "memory") | null;
+            /**
+             * Conversation Turns
+             * @description Turns of a conversation searched (see `conversation`).
+             */
+            conversation_turns?: number | null;
+            /**
+             * Keyword Weight
+             * @description w, the keyword arm's share in fusion (HINDSIGHT_KEYWORD_WEIGHT; by default 0.7 with the built-in embedder, 0.4 with a model).
+             */
+            keyword_weight?: number | null;
+            /**
              * Hop
              * @description 2: found by following `via`.
              */
@@ -842,6 +858,19 @@ export interface components {
             earlier: components["schemas"]["EarlierStep"][];
             /** Omitted Steps */
             omitted_steps: number;
+        };
+        /** ConversationOut */
+        ConversationOut: {
+            /**
+             * Turns
+             * @description The turns searched, oldest first.
+             */
+            turns: components["schemas"]["TurnOut"][];
+            /**
+             * From Query
+             * @description The turns were read from a query that is a transcript (else `context`).
+             */
+            from_query: boolean;
         };
         /** Dropped */
         Dropped: {
@@ -1673,8 +1702,21 @@ export interface components {
         };
         /** RecallIn */
         RecallIn: {
-            /** Query */
-            query: string;
+            /**
+             * Query
+             * @description What to recall: a question, or the conversation so far as a transcript ("User: ...\nAssistant: ...", which is then searched turn by turn). Give this, `context`, or both.
+             */
+            query?: string | null;
+            /**
+             * Context
+             * @description The conversation's recent turns, oldest first; `query`, if given, is the latest. Searched as a conversation: each turn weighted (the user's over the assistant's, the latest over older ones), filler dropped.
+             */
+            context?: components["schemas"]["TurnIn"][] | null;
+            /**
+             * Conversation
+             * @description false: search the query and context as one text, even when they are a conversation (default HINDSIGHT_RECALL_CONVERSATION).
+             */
+            conversation?: boolean | null;
             /**
              * K
              * @default 10
@@ -1802,6 +1844,8 @@ export interface components {
             rerank_skipped?: string | null;
             /** @description The time the query named, if any: it ranked the results. */
             time_window?: components["schemas"]["TimeWindowOut"] | null;
+            /** @description Set when a conversation was searched (`context`, or a query that is a transcript): its turns and their weights. Filler and older turns beyond the newest 16 (4,000 characters) are left out. */
+            conversation?: components["schemas"]["ConversationOut"] | null;
         };
         /** RedactionPolicy */
         RedactionPolicy: {
@@ -2118,6 +2162,34 @@ export interface components {
              * @description A new key naming the same attribute of the same subject as a live memory (`user.language` / `user.main_language`), at least this similar to it, with another claim, contradicts it: the newer supersedes the older when its source is trusted at least as much, else both wait for review (0: off).
              */
             contradiction_similarity?: number | null;
+        };
+        /**
+         * TurnIn
+         * @description One turn of the conversation so far, as chat APIs and working-memory steps have it.
+         */
+        TurnIn: {
+            /**
+             * Role
+             * @description Who said it: user (or a speaker's name), assistant, system or tool. The user's turns count twice the others'.
+             */
+            role: string;
+            /** Content */
+            content: string;
+        };
+        /** TurnOut */
+        TurnOut: {
+            /** Role */
+            role: string;
+            /**
+             * Weight
+             * @description Its share in both arms' search, the latest user turn 1.
+             */
+            weight: number;
+            /**
+             * Content
+             * @description The turn as searched (speaker tag and quotes removed).
+             */
+            content: string;
         };
         /** ValidationError */
         ValidationError: {

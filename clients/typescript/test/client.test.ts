@@ -56,6 +56,22 @@ describe("against a live service", { skip: url ? false : "HINDSIGHT_URL is not s
     const log = await hs.explain(n, found.recall_id);
     assert.equal(log.query, "which city does the user live in");
 
+    // the conversation so far, instead of or beside a query
+    const talk = [
+      { role: "user", content: "My cat keeps me up at night" },
+      { role: "assistant", content: "Oh no! Is it a kitten?" },
+    ];
+    const heard = await hs.recall(n, null, { context: talk, k: 1 });
+    assert.equal(heard.results[0]?.key, "user.pet");
+    assert.deepEqual(
+      heard.conversation?.turns.map((t) => t.weight),
+      [0.9, 0.5],
+    );
+    assert.equal(heard.results[0]?.components.keyword_of, "memory");
+    const asked = await hs.recall(n, "what is its name again?", { context: talk, k: 1 });
+    assert.equal(asked.conversation?.turns.length, 3);
+    assert.equal((await hs.recall(n, null, { context: talk, conversation: false })).conversation, null);
+
     const memory = await hs.get(n, first.id!);
     assert.equal(memory.value, "Oslo");
     assert.deepEqual(memory.tags, ["home"]);

@@ -100,12 +100,13 @@ def observe_many(
     )
 
 
-def recall(namespace: str, query: str, options: RecallOptions) -> Call:
+def recall(namespace: str, query: str | None, options: RecallOptions) -> Call:
+    body: dict[str, Any] = dict(options) if query is None else {"query": query, **options}
     return Call(
         "POST",
         f"{_ns(namespace)}/recall",
         _model(RecallOut),
-        json=_json({"query": query, **options}),
+        json=_json(body),
         idempotent=True,
     )
 

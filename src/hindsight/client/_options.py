@@ -31,7 +31,18 @@ class MemoryChanges(MemoryFields, total=False):
     status: Literal["active", "cold", "archived"]
 
 
+class Turn(TypedDict):
+    """A turn of the conversation so far: role user (or a speaker's name), assistant,
+    system or tool; content what was said."""
+
+    role: str
+    content: str
+
+
 class RecallOptions(TypedDict, total=False):
+    # the conversation's recent turns, oldest first (the query, if any, is the latest)
+    context: list[Turn]
+    conversation: bool  # False: search query and context as one text
     k: int
     memory_types: list[str]
     tags: list[str]

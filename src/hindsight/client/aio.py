@@ -93,8 +93,10 @@ class AsyncHindsight:
         return result
 
     async def recall(
-        self, namespace: str, query: str, **options: Unpack[opt.RecallOptions]
+        self, namespace: str, query: str | None = None, **options: Unpack[opt.RecallOptions]
     ) -> rc.RecallOut:
+        """The memories best matching `query`, and/or the conversation so far: `context`
+        (turns {"role", "content"}, oldest first; `query` is then the latest)."""
         result: rc.RecallOut = await self._run(c.recall(namespace, query, options))
         return result
 

@@ -92,8 +92,15 @@ class Hindsight:
         return result
 
     def recall(
-        self, namespace: str, query: str, **options: Unpack[opt.RecallOptions]
+        self, namespace: str, query: str | None = None, **options: Unpack[opt.RecallOptions]
     ) -> rc.RecallOut:
+        """The memories best matching `query`, and/or the conversation so far: `context`
+        (turns {"role", "content"}, oldest first; `query` is then the latest).
+
+        >>> hs.recall("alice", context=[{"role": "user", "content": "I adopted a beagle"},
+        ...                             {"role": "assistant", "content": "What's its name?"}],
+        ...           query="Rex. Where can I walk him?")
+        """
         result: rc.RecallOut = self._run(c.recall(namespace, query, options))
         return result
 

@@ -299,3 +299,27 @@ Days = Annotated[
     float | None,
     _optional({"type": "number", "exclusiveMinimum": 0, "description": "A number of days."}),
 ]
+Context = Annotated[
+    list[dict[str, str]] | None,
+    _optional(
+        {
+            "type": "array",
+            "maxItems": limits.CONTEXT_TURNS_MAX,
+            "items": {
+                "type": "object",
+                "required": ["role", "content"],
+                "properties": {
+                    "role": {"type": "string", "pattern": limits.ROLE_PATTERN},
+                    "content": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": limits.QUERY_MAX_CHARS,
+                    },
+                },
+            },
+            "description": "The conversation's recent turns, oldest first, as role/content "
+            "messages; the query is the latest. Searched turn by turn: the user's over the "
+            "assistant's, the latest over older ones.",
+        }
+    ),
+]

@@ -72,9 +72,11 @@ def register(tool: Tool, target: Target) -> None:
         occurred_before: args.OccurredBefore = None,
         reference_time: args.ReferenceTime = None,
         namespace: args.Namespace = None,
+        context: args.Context = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
         options = given(
+            context=context,
             k=k,
             memory_types=memory_types,
             tags=tags,

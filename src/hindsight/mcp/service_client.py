@@ -113,12 +113,12 @@ class ServiceClient:
         )
         return answers.observe_result(outcome)
 
-    async def recall(self, namespace: str, query: str, **options: Any) -> RecallOut:
+    async def recall(self, namespace: str, query: str | None = None, **options: Any) -> RecallOut:
         ns = self._enter(namespace, roles.READING)
         body = _parsed(RecallIn, {"query": query, **options})
         request = recall_request(body, default_hops=self._core.settings.recall_hops)
         result = await self._core.recall.recall(ns, request, actor=self._principal.name)
-        return answers.recall_out(result, body.query)
+        return answers.recall_out(result, body.query or "")
 
     async def update(self, namespace: str, memory_id: str, **changes: Any) -> MemoryOut:
         ns = self._enter(namespace, roles.WRITING)
