@@ -52,7 +52,13 @@ SLOW = {
 }
 # The longest files, started first so that no worker is left with one at the end (xdist
 # hands out whole files in collection order under --no-loadscope-reorder).
-FIRST = ("test_faults.py", "test_plan_shape.py", "test_serve.py", "test_panel.py")
+FIRST = (
+    "test_faults.py",
+    "test_citus.py",
+    "test_plan_shape.py",
+    "test_serve.py",
+    "test_panel.py",
+)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -1,8 +1,10 @@
 """Hindsight on a real Citus cluster (a coordinator and two workers the tests start): from
 an empty cluster to serving with `hindsight db upgrade` and `hindsight db distribute`, a
-migration written after distributing, and the contract's tests run again against the
-coordinator (imported below: the same tests, with this module's fixtures: `server` and
-`migrated` are a distributed database, `module_db` another one)."""
+migration written after distributing, every statement of an observe, a recall and a step
+append on one shard, the doctor's Citus checks, a deployment moved from a single
+PostgreSQL, and the contract's tests run again against the coordinator (imported below:
+the same tests, with this module's fixtures: `server` and `migrated` are a distributed
+database, `module_db` another one)."""
 
 from __future__ import annotations
 

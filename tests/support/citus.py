@@ -50,6 +50,8 @@ class PgCluster:
 
     workers: int = 2
     citus: bool = True
+    # more server settings for every node ("name = value" lines of postgresql.conf)
+    conf: tuple[str, ...] = ()
     base: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="hs-citus-")))
     nodes: list[Node] = field(default_factory=list)
 
@@ -121,7 +123,7 @@ class PgCluster:
                     "citus.node_conninfo = 'sslmode=disable'",
                 ]
             with open(node.data / "postgresql.conf", "a") as f:
-                f.write("\n".join(conf) + "\n")
+                f.write("\n".join([*conf, *self.conf]) + "\n")
             self._run(
                 "pg_ctl", "-D", str(node.data), "-l", str(self.base / f"{node.name}.log"),
                 "-w", "-t", "60", "start",
