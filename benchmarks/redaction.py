@@ -164,19 +164,39 @@ def secret_corpus() -> list[tuple[str, str, str]]:
         for sep in (" ", "-", ".", ""):
             items.append((f"card/sep {sep or 'none'!r}", f"card {sep.join(groups)} exp 12/29", ""))
         items.append(("cli/mysql -p", f"mysql -u root -p{pw} prod", pw))
-    # formats the rules were not written for (added after them, left untuned): how the
+    # the first hold-out (formats nobody had listed when the rules were written), since
+    # given rules of their own
+    for _ in range(10):
+        pw = _password()
+        items.append(("file/.netrc", f"machine api.example.com login ada password {pw}", pw))
+        key = base64.b64encode(_s(48).encode()).decode()
+        azure = f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={key};"
+        items.append(("token/Azure connection string", azure, key))
+        bot = f"{rng.randint(10**8, 10**9)}:AA{_s(33)}"
+        items.append(("token/Telegram bot token", f"bot token {bot}", bot))
+        items.append(("file/.pgpass line", f"db.example.com:5432:prod:app:{pw}", pw))
+        items.append(("config/pass: value", f"user: ada\npass: {pw}", pw))
+        items.append(("prose/PIN", f"my bank PIN is {rng.randint(1000, 9999)}", ""))
+    # formats the rules were not written for (a new hold-out, left untuned): how the
     # redactor does on what nobody listed
     for _ in range(10):
         pw = _password()
-        items.append(("unseen/.netrc", f"machine api.example.com login ada password {pw}", pw))
-        key = base64.b64encode(_s(48).encode()).decode()
-        azure = f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={key};"
-        items.append(("unseen/Azure connection string", azure, key))
-        bot = f"{rng.randint(10**8, 10**9)}:AA{_s(33)}"
-        items.append(("unseen/Telegram bot token", f"bot token {bot}", bot))
-        items.append(("unseen/.pgpass line", f"db.example.com:5432:prod:app:{pw}", pw))
-        items.append(("unseen/pass: value", f"user: ada\npass: {pw}", pw))
-        items.append(("unseen/PIN", f"my bank PIN is {rng.randint(1000, 9999)}", ""))
+        token = "-".join(_s(n).lower() for n in (8, 4, 4, 4, 12))
+        items.append(
+            ("unseen/.npmrc _authToken", f"//registry.npmjs.org/:_authToken={token}", token)
+        )
+        auth = base64.b64encode(f"ada:{pw}".encode()).decode()
+        items.append(
+            ("unseen/docker config auth", f'{{"auths": {{"ghcr.io": {{"auth": "{auth}"}}}}}}', auth)
+        )
+        items.append(("unseen/sshpass -p", f"sshpass -p '{pw}' ssh ada@10.0.0.5", pw))
+        items.append(
+            ("unseen/curl -u user:pass", f"curl -u ada:{pw} https://api.example.com/v1", pw)
+        )
+        mailgun = "key-" + "".join(rng.choice("0123456789abcdef") for _ in range(32))
+        items.append(("unseen/Mailgun key", f"mailgun {mailgun}", mailgun))
+        discord = f"M{_s(23)}.{_s(6)}.{_s(27)}"
+        items.append(("unseen/Discord bot token", f"DISCORD={discord}", discord))
     # the secret of generated-value items without a fixed one: the value after the cue
     fixed: list[tuple[str, str, str]] = []
     for family, text, secret in items:
@@ -404,7 +424,10 @@ def main() -> None:
         "",
         "The secret corpus was built alongside the rules (every family but `unseen/` was a "
         "target), so its rate says the listed formats are caught, not that others are; the "
-        "`unseen/` families were added after the rules and left untuned.",
+        "`unseen/` families were added after the rules and left untuned. The first such "
+        "hold-out (.netrc, .pgpass, Azure connection strings, Telegram bot tokens, `pass:`, "
+        "PINs: 0 of 60) has since been given rules of its own (now `file/`, `token/`, "
+        "`config/pass`, `prose/PIN`), and `unseen/` is a second hold-out, written after them.",
     ]
     out += ["", "## CPU per text (µs, process_time)", "", "| what | before | after |"]
     out.append("| --- | ---: | ---: |")

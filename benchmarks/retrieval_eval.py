@@ -73,7 +73,14 @@ from hindsight.text import memory_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
 K = 10
-REQUEST_FIELDS = {"fusion", "keyword_weight", "hops", "min_relevance", "resolve_time"}
+REQUEST_FIELDS = {
+    "fusion",
+    "keyword_weight",
+    "hops",
+    "min_relevance",
+    "resolve_time",
+    "conversation",
+}
 # written by others (real dialogues, annotated by people), run and printed first
 REAL_SETS = ("madial-zh", "madial-en")
 # written by us (generated from templates and word lists)
@@ -141,7 +148,7 @@ class Variant:
         request: dict[str, Any] = {}
         for item in filter(None, rest.split(",")):
             key, _, value = item.partition("=")
-            if key == "resolve_time":
+            if key in ("resolve_time", "conversation"):
                 request[key] = value.lower() in ("1", "true", "yes", "on")
             elif key in REQUEST_FIELDS:
                 request[key] = value if key == "fusion" else float(value)

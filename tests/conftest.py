@@ -169,6 +169,14 @@ def server(settings: Settings, migrated: str, redis_url: str) -> Iterator[Thread
 
 
 @pytest.fixture
+def fresh_server(fresh_db: str, redis_url: str) -> Iterator[ThreadServer]:
+    """A server on a database of its own that holds nothing yet: what a newcomer starts
+    from (the walk-through's `alice` is theirs alone)."""
+    with ThreadServer(make_settings(), fresh_db, redis_url) as srv:
+        yield srv
+
+
+@pytest.fixture
 def client(server: ThreadServer) -> Iterator[httpx.Client]:
     with httpx.Client(
         base_url=server.url, headers={"Authorization": f"Bearer {ADMIN_KEY}"}, timeout=30

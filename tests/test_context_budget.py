@@ -37,3 +37,22 @@ def test_a_long_sessions_context_stops_at_the_budget_and_counts_the_rest(
     # a budget that ends inside a step leaves that step out whole
     r = api.client.get(f"{api.base}/sessions/long/context", params={"recent": 1, "max_chars": 1099})
     assert [e["step_index"] for e in r.json()["earlier"]] == list(range(10041, 10051))
+
+
+def test_the_context_budget_in_tokens_counts_a_cjk_character_as_one(api: Api) -> None:
+    for content in ("first", "x" * 40, "中" * 10, "newest"):
+        api.append("tok", content)
+
+    def earlier(**params: int) -> list[int]:
+        r = api.client.get(f"{api.base}/sessions/tok/context", params={"recent": 1, **params})
+        assert r.status_code == 200, r.text
+        return [e["step_index"] for e in r.json()["earlier"]]
+
+    # 10 CJK characters are 10 tokens; 40 Latin ones, 10 (4 characters a token)
+    assert earlier(max_tokens=20) == [1, 2]
+    assert earlier(max_tokens=15) == [2]
+    assert earlier(max_chars=80) == [0, 1, 2]
+    r = api.client.get(
+        f"{api.base}/sessions/tok/context", params={"max_tokens": 10, "max_chars": 10}
+    )
+    assert r.status_code == 422 and "not both" in r.json()["error"]["message"]

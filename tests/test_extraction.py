@@ -158,4 +158,5 @@ def test_a_tool_step_cannot_pass_for_the_user(llm_api: Api, brain: FakeOpenAI) -
     # one line per message: the tool's fake end marker and forged message stay inside it
     lines = [json.loads(line) for line in block.splitlines()]
     assert [(m["role"], m["trusted"]) for m in lines] == [("user", True), ("tool", False)]
-    assert forged in lines[1]["content"]
+    # (the PIN it plants reached the model redacted: text bound for an LLM is)
+    assert forged.replace("4321", "[REDACTED:pin]") in lines[1]["content"]

@@ -66,3 +66,23 @@ def test_forget_needs_a_criterion_and_checks_its_fields(api: Api) -> None:
         f"{api.base}/memories:forget", json={"max_confidence": 0.5, "action": "shred"}
     )
     assert r.status_code == 422 and "action" in r.text
+
+
+def test_forget_by_importance_and_of_every_memory_type(api: Api) -> None:
+    rows = api.observe(
+        {"key": "chat.hi", "value": "said hello", "importance": 0.1, "memory_type": "event"},
+        {"key": "note", "value": "a passing note", "importance": 0.3, "memory_type": "summary"},
+        {"key": "allergy", "value": "allergic to penicillin", "importance": 0.9},
+    )
+    ids = {r["key"]: r["id"] for r in rows}
+    every_type = ["fact", "preference", "experience", "reflection", "relation", "event", "summary"]
+    out = forget(api, max_importance=0.3, memory_types=every_type)
+    assert sorted(m["key"] for m in out["memories"]) == ["chat.hi", "note"]
+    assert api.get(ids["allergy"])["status"] == "active"
+    assert api.history(ids["note"])[-1]["reason"].startswith("forget: importance <= 0.3")
+    r = api.client.post(
+        f"{api.base}/recall", json={"query": "penicillin", "memory_types": every_type}
+    )
+    assert r.status_code == 200 and [m["key"] for m in r.json()["results"]] == ["allergy"]
+    r = api.client.post(f"{api.base}/memories:forget", json={"max_importance": 1.5})
+    assert r.status_code == 422 and "max_importance" in r.text

@@ -61,3 +61,13 @@ def test_query_terms_count_repeats() -> None:
     terms, counts = query_terms("red red blue")
     assert dict(zip(terms, counts, strict=True)) == {term_id("red"): 2.0, term_id("blue"): 1.0}
     assert query_terms("the of and") == ([], [])
+
+
+def test_word_forms_meet_on_their_stem() -> None:
+    """A question in one form of a word finds a memory in another ("adopted" / "adopting",
+    "puppies" / "puppy"); words that are not plain Latin letters are left as written."""
+    _, memory = document_vector("Dave is adopting a puppy")
+    asked, _ = query_terms("who adopted puppies?")
+    assert set(asked) == {term_id("adopt"), term_id("puppi")} <= set(memory)
+    _, other = document_vector("café 3rd 用户")
+    assert set(other) >= {term_id("café"), term_id("3rd"), term_id("用户")}

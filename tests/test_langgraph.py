@@ -219,6 +219,33 @@ def test_search_with_a_query_ranks_by_recall(store: HindsightStore) -> None:
     assert [h.key for h in filtered] == ["2"]
 
 
+def test_search_with_the_conversation_so_far(store: HindsightStore) -> None:
+    """LangChain messages, chat dicts or pairs: the conversation finds what its last line
+    alone does not name."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    store.put(("notes",), "cat", {"text": "Miso the cat needs her pills at 8"})
+    store.put(("notes",), "trip", {"text": "the user's flight to Oslo leaves at 07:42"})
+    store.put(("elsewhere",), "x", {"text": "a cat called Tom"})
+    last = "Who could do that while I am away?"
+    assert [h.key for h in store.search(("notes",), query=last, limit=1)] != ["cat"]
+    messages = [
+        HumanMessage("Miso the cat needs her pills every evening"),
+        AIMessage("Poor Miso! I hope she gets better soon."),
+        HumanMessage(last),
+    ]
+    hits = store.search_conversation(("notes",), messages, limit=1)
+    assert [h.key for h in hits] == ["cat"] and hits[0].namespace == ("notes",)
+    pairs = [
+        {"role": "user", "content": "Miso the cat needs her pills every evening"},
+        ("assistant", [{"type": "text", "text": "Poor Miso!"}]),
+    ]
+    assert [h.key for h in store.search_conversation(("notes",), pairs, query=last)][:1] == ["cat"]
+    assert asyncio.run(store.asearch_conversation(("notes",), messages, limit=1))[0].key == "cat"
+    with pytest.raises(ValueError, match="no message with text"):
+        store.search_conversation(("notes",), [{"role": "user", "content": ""}])
+
+
 def test_list_namespaces_with_prefix_suffix_depth_and_paging(store: HindsightStore) -> None:
     for namespace in (
         ("a", "b", "c"),

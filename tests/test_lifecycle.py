@@ -27,8 +27,8 @@ def test_memories_cool_archive_and_go_by_policy_and_permanent_ones_never(
 ) -> None:
     url = server.core.database_url
     fresh, idle, unimportant, kept = api.observe(
-        {"key": "fresh", "value": "seen often"},
-        {"key": "idle", "value": "seen once long ago"},
+        {"key": "fresh", "value": "seen often", "importance": 0.4},
+        {"key": "idle", "value": "seen once long ago", "importance": 0.4},
         {"key": "minor", "value": "a passing remark", "importance": 0.1},
         {"key": "vow", "value": "never forget this", "permanent": True, "importance": 0.1},
     )
@@ -47,7 +47,7 @@ def test_memories_cool_archive_and_go_by_policy_and_permanent_ones_never(
     assert cooled["reason"] == "no access or observation for 30 days"
 
     # re-observation warms a cold memory back to active, with the reason in history
-    api.observe({"key": "fresh", "value": "seen often"})
+    api.observe({"key": "fresh", "value": "seen often", "importance": 0.4})
     assert statuses(api, fresh["id"]) == ["active"]
     warmed = api.history(fresh["id"])[-1]
     assert warmed["change"] == "warmed" and warmed["reason"] == "observed again"
@@ -62,7 +62,9 @@ def test_memories_cool_archive_and_go_by_policy_and_permanent_ones_never(
     # 181 days on: the rest is archived, out of the default list but listed on request
     _, moves = run_pass(settings, url, now=days_from_now(181), namespace=api.ns)
     assert statuses(api, fresh["id"], idle["id"], kept["id"]) == ["archived", "archived", "active"]
-    assert api.history(idle["id"])[-1]["reason"] == "no access or observation for 180 days"
+    assert api.history(idle["id"])[-1]["reason"] == (
+        "no access or observation for 180 days and importance under 0.5"
+    )
     listed = api.client.get(f"{api.base}/memories").json()["memories"]
     assert [m["key"] for m in listed] == ["vow"]
     archived = api.client.get(f"{api.base}/memories", params={"status": "archived"}).json()
@@ -383,7 +385,7 @@ def test_dry_run_lists_moves_and_changes_nothing(
     api: Api, server: ThreadServer, settings: Settings
 ) -> None:
     url = server.core.database_url
-    (m,) = api.observe({"key": "idle", "value": "old news"})
+    (m,) = api.observe({"key": "idle", "value": "old news", "importance": 0.4})
     _, moves = run_pass(settings, url, now=days_from_now(200), namespace=api.ns, dry_run=True)
     # one move per memory: the first rule that takes it (archived, not also cooled)
     assert [(x.key, x.rule) for x in moves] == [("idle", "archived")]
@@ -418,3 +420,101 @@ def test_the_periodic_pass_runs_once_per_interval_across_replicas(
     again, _ = run_pass(settings, fresh_db, due_after_seconds=3600)
     later, _ = run_pass(settings, fresh_db, now=days_from_now(0.1), due_after_seconds=3600)
     assert (first.ran, again.ran, later.ran) == (True, False, True)
+
+
+def test_idle_memories_are_archived_only_when_unimportant(
+    api: Api, server: ThreadServer, settings: Settings
+) -> None:
+    url = server.core.database_url
+    allergy, plain, minor = api.observe(
+        {"key": "user.allergy", "value": "allergic to penicillin", "importance": 0.9},
+        {"key": "user.city", "value": "lives in Lyon"},  # importance 0.5
+        {"key": "chat.weather", "value": "talked about the rain", "importance": 0.4},
+    )
+    _, moves = run_pass(settings, url, now=days_from_now(181), namespace=api.ns)
+    assert [m.key for m in moves if m.rule == "archived"] == ["chat.weather"]
+    assert statuses(api, allergy["id"], plain["id"], minor["id"]) == ["cold", "cold", "archived"]
+    assert api.history(minor["id"])[-1]["reason"] == (
+        "no access or observation for 180 days and importance under 0.5"
+    )
+    # a policy that archives whatever the importance (1: the old rule)
+    r = api.client.put(f"{api.base}/policy", json={"lifecycle": {"archive_below_importance": 1}})
+    assert r.status_code == 200, r.text
+    assert r.json()["lifecycle"]["archive_below_importance"] == 1
+    _, moves = run_pass(settings, url, now=days_from_now(181), namespace=api.ns)
+    assert statuses(api, allergy["id"], plain["id"]) == ["archived", "archived"]
+
+
+def test_retention_per_memory_type_and_per_tag(
+    api: Api, server: ThreadServer, settings: Settings
+) -> None:
+    url = server.core.database_url
+    r = api.client.put(
+        f"{api.base}/policy",
+        json={
+            "lifecycle": {
+                "by_type": {"preference": {"cold_after_days": 90, "archive_after_days": 400}},
+                "by_tag": {
+                    "health": {"cold_after_days": 365, "archive_after_days": 3650},
+                    "smalltalk": {
+                        "cold_after_days": 2,
+                        "archive_after_days": 7,
+                        "archive_below_importance": 1,
+                    },
+                },
+            }
+        },
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["lifecycle"]["by_tag"]["health"]["cold_after_days"] == 365
+    fact, pref, health, chat = api.observe(
+        {"key": "user.city", "value": "lives in Lyon", "importance": 0.4},
+        {
+            "key": "user.tea",
+            "value": "prefers green tea",
+            "memory_type": "preference",
+            "importance": 0.4,
+        },
+        {
+            "key": "user.allergy",
+            "value": "allergic to penicillin",
+            "memory_type": "preference",
+            "tags": ["health"],
+            "importance": 0.4,
+        },
+        {
+            "key": "chat.rain",
+            "value": "talked about the rain",
+            "tags": ["smalltalk"],
+            "importance": 0.9,
+        },
+    )
+    ids = [m["id"] for m in (fact, pref, health, chat)]
+    _, moves = run_pass(settings, url, now=days_from_now(8), namespace=api.ns)
+    assert [(m.key, m.rule) for m in moves] == [("chat.rain", "archived")]
+    assert api.history(chat["id"])[-1]["reason"] == (
+        "no access or observation for 7 days (tag smalltalk)"
+    )
+    _, moves = run_pass(settings, url, now=days_from_now(31), namespace=api.ns)
+    assert [(m.key, m.rule) for m in moves] == [("user.city", "cooled")]
+    _, moves = run_pass(settings, url, now=days_from_now(91), namespace=api.ns)
+    assert [(m.key, m.rule) for m in moves] == [("user.tea", "cooled")]
+    assert api.history(pref["id"])[-1]["reason"] == (
+        "no access or observation for 90 days (memory_type preference)"
+    )
+    _, moves = run_pass(settings, url, now=days_from_now(366), namespace=api.ns)
+    assert sorted((m.key, m.rule) for m in moves) == [
+        ("user.allergy", "cooled"),
+        ("user.city", "archived"),
+    ]
+    assert statuses(api, *ids) == ["archived", "cold", "cold", "archived"]
+    # a scope must cool before it archives, like the namespace
+    r = api.client.put(
+        f"{api.base}/policy",
+        json={"lifecycle": {"by_tag": {"x": {"cold_after_days": 50, "archive_after_days": 40}}}},
+    )
+    assert r.status_code == 422 and "lifecycle.by_tag.x.archive_after_days" in r.text
+    r = api.client.put(
+        f"{api.base}/policy", json={"lifecycle": {"by_type": {"gossip": {"cold_after_days": 5}}}}
+    )
+    assert r.status_code == 422 and "gossip" in r.text

@@ -414,3 +414,99 @@ def test_roles_hold_over_mcp(server: ThreadServer, migrated: str, ns: str) -> No
             assert stored["confidence"] == 0.95
 
     run(go)
+
+
+def test_memory_forget_by_importance_time_and_limit(server: ThreadServer, api: Api) -> None:
+    api.observe(
+        {
+            "key": "chat.hi",
+            "value": "said hi",
+            "importance": 0.1,
+            "occurred_at": "2024-01-02T00:00:00Z",
+        },
+        {
+            "key": "chat.bye",
+            "value": "said bye",
+            "importance": 0.2,
+            "occurred_at": "2024-03-02T00:00:00Z",
+        },
+        {
+            "key": "chat.ok",
+            "value": "said ok",
+            "importance": 0.2,
+            "occurred_at": "2024-01-05T00:00:00Z",
+        },
+        {
+            "key": "allergy",
+            "value": "allergic to penicillin",
+            "importance": 0.9,
+            "occurred_at": "2024-01-03T00:00:00Z",
+        },
+    )
+
+    async def go() -> None:
+        async with over_http(server.url) as client:
+            out = await call(
+                client,
+                "memory_forget",
+                max_importance=0.3,
+                occurred_after="2024-01-01T00:00:00Z",
+                occurred_before="2024-02-01T00:00:00Z",
+                limit=1,
+                namespace=api.ns,
+            )
+            assert out["count"] == 1 and out["memories"][0]["key"] in ("chat.hi", "chat.ok")
+            out = await call(
+                client, "memory_forget", max_importance=0.3, dry_run=False, namespace=api.ns
+            )
+            assert sorted(m["key"] for m in out["memories"]) == ["chat.bye", "chat.hi", "chat.ok"]
+
+    run(go)
+
+
+def test_memory_feedback_says_what_it_does_and_context_takes_a_token_budget(
+    server: ThreadServer, api: Api
+) -> None:
+    for content in ("first", "x" * 40, "中" * 10, "newest"):
+        api.append("tok", content)
+
+    async def go() -> None:
+        async with over_http(server.url) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            described = tools["memory_feedback"].description or ""
+            # used_count is not read by ranking: the tool must not promise it is
+            assert "ranked by use" not in described and "used_count" in described
+            ctx = await call(
+                client,
+                "working_memory_context",
+                session_id="tok",
+                recent=1,
+                max_tokens=15,
+                namespace=api.ns,
+            )
+            assert [e["step_index"] for e in ctx["earlier"]] == [2]
+def test_recall_takes_the_conversation_so_far(server: ThreadServer, ns: str) -> None:
+    async def go() -> None:
+        async with over_http(server.url) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            context_schema = tools["recall"].input_schema["properties"]["context"]
+            assert "role/content" in context_schema["description"]
+            for key, value in (("user.pet", "a beagle named Rex"), ("user.car", "a red Volvo")):
+                await call(client, "observe", key=key, value=value, namespace=ns)
+            found = await call(
+                client,
+                "recall",
+                query="he was limping after the walk, is that bad?",
+                context=[
+                    {"role": "assistant", "content": "Is the Volvo fixed?"},
+                    {"role": "user", "content": "Yes. But Rex worries me"},
+                ],
+                k=2,
+                namespace=ns,
+            )
+            assert found["results"][0]["key"] == "user.pet"
+            assert [t["weight"] for t in found["conversation"]["turns"]] == [0.405, 0.9, 1.0]
+            with pytest.raises(ToolFailed, match="context"):
+                await call(client, "recall", query="x", context=[{"role": "user"}], namespace=ns)
+
+    run(go)

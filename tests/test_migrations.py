@@ -121,7 +121,7 @@ def test_cjk_memories_are_reindexed_and_builtin_store_moves_to_v2(empty_db: str)
                 " ARRAY[12345], 0.5)",
                 (key, value, "[" + ",".join(["0.05"] * 384) + "]"),
             )
-    migrate.upgrade(old)
+    migrate.upgrade(old, "0005")  # 0032 re-indexes every row again (stemming)
     with psycopg.connect(empty_db) as conn:
         rows = dict(conn.execute("SELECT mem_key, keyword_terms FROM long_term_memory").fetchall())
         model = conn.execute(
@@ -144,3 +144,69 @@ def test_cjk_memories_are_reindexed_and_builtin_store_moves_to_v2(empty_db: str)
         ).fetchone()
     assert model == ("builtin-hash-v1",)
     assert terms is not None and len(terms[0]) == 2  # "zh" and the whole sentence as one word
+
+
+def test_keywords_are_reindexed_with_stems_and_back(empty_db: str) -> None:
+    """Memories stored before stemming: after the upgrade "adopted" is indexed as `adopt`,
+    the document frequencies follow, no history entry is written and cached specificities
+    are cleared; the downgrade restores the words as written."""
+    from hindsight.retrieval.keywords import document_terms, document_vector
+    from hindsight.text.tokenize import keyword_tokens, term_id
+
+    cfg = config(empty_db)
+    migrate.upgrade(cfg, "0031")
+    texts = {"a": "a: we adopted two puppies", "b": "b: 用户养了一只猫", "c": "c: 42"}
+    with psycopg.connect(empty_db, autocommit=True) as conn:
+        for key, text in texts.items():
+            terms = sorted({term_id(t) for t in keyword_tokens(text)})
+            keywords = "{" + ",".join(f"{t + 1}:0.5" for t in terms) + "}/268435456"
+            conn.execute(
+                "INSERT INTO long_term_memory (id, namespace, mem_key, mem_value, memory_type,"
+                " embedding, keywords, keyword_terms, confidence) VALUES (gen_random_uuid(),"
+                " 'n', %s, %s, 'fact', %s::halfvec, %s::sparsevec, %s, 0.5)",
+                (
+                    key,
+                    text.split(": ", 1)[1],
+                    "[" + ",".join(["0.05"] * 384) + "]",
+                    keywords,
+                    terms,
+                ),
+            )
+        conn.execute(
+            "INSERT INTO memory_access (namespace, memory_id, specificity, specificity_of,"
+            " specificity_at, specificity_n) SELECT namespace, id, 0.5, updated_at, now(), 3"
+            " FROM long_term_memory"
+        )
+    before = {k: sorted({term_id(t) for t in keyword_tokens(v)}) for k, v in texts.items()}
+
+    def state() -> tuple[dict[str, list[int]], dict[int, int], int, int]:
+        with psycopg.connect(empty_db) as conn:
+            rows = dict(conn.execute("SELECT mem_key, keyword_terms FROM long_term_memory"))
+            df = dict(
+                conn.execute(
+                    "SELECT term, sum(df)::int FROM keyword_stats WHERE namespace = 'n' "
+                    "AND term > 0 GROUP BY term HAVING sum(df) <> 0"
+                ).fetchall()
+            )
+            history = conn.execute("SELECT count(*) FROM memory_history").fetchone()
+            kept = conn.execute(
+                "SELECT count(*) FROM memory_access WHERE specificity IS NOT NULL"
+            ).fetchone()
+        assert history is not None and kept is not None
+        return rows, df, int(history[0]), int(kept[0])
+
+    _, _, created, _ = state()
+    migrate.upgrade(cfg)
+    rows, df, history, kept = state()
+    assert rows == {k: document_vector(v)[1] for k, v in texts.items()}
+    assert term_id("adopt") in rows["a"] and term_id("adopted") not in rows["a"]
+    assert rows["b"] == before["b"] and rows["c"] == before["c"]  # no English word: as before
+    assert df == {t: 1 for terms in rows.values() for t in terms}
+    assert history == created and kept == 0
+    assert sorted(document_terms(texts["a"])) == rows["a"]
+
+    migrate.downgrade(cfg, "0031")
+    rows, df, history, _ = state()
+    assert rows == before
+    assert df == {t: 1 for terms in rows.values() for t in terms}
+    assert history == created

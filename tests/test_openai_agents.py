@@ -121,6 +121,45 @@ def test_get_items_pages_through_a_long_history(
     asyncio.run(run())
 
 
+def test_recall_searches_long_term_memory_with_the_conversation(
+    server: ThreadServer, ns: str
+) -> None:
+    Hindsight(server.url, ADMIN_KEY).observe_many(
+        ns,
+        [
+            {"key": "user.pet", "value": "a beagle named Rex"},
+            {"key": "user.trip", "value": "flies to Oslo on Friday"},
+        ],
+    )
+
+    async def go() -> None:
+        s = session(server, ns)
+        with pytest.raises(ValueError, match="no messages yet"):
+            await s.recall()
+        await s.add_items(
+            [
+                {"role": "user", "content": "My beagle Rex has been coughing"},
+                {"type": "function_call", "call_id": "c1", "name": "vet", "arguments": "{}"},
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "Poor Rex! See a vet soon."}],
+                },
+                {"role": "user", "content": "Who could take him there this week?"},
+            ]
+        )
+        found = await s.recall(k=1)  # the last line alone names no dog
+        assert found.results[0].key == "user.pet"
+        assert found.conversation is not None
+        assert [t.role for t in found.conversation.turns] == ["user", "assistant", "user"]
+        asked = await s.recall("and when is my flight to Oslo?", recent=1, k=1)
+        assert asked.results[0].key == "user.trip"
+        assert asked.conversation is not None and len(asked.conversation.turns) == 2
+        await s.aclose()
+
+    asyncio.run(go())
+
+
 def test_pop_item_and_clear_session(server: ThreadServer, ns: str) -> None:
     s = session(server, ns)
 

@@ -8,7 +8,10 @@ Skipped only when chromium or Playwright is missing on a developer's machine; in
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,7 @@ import pytest
 from tests.conftest import ADMIN_KEY, Api, make_settings
 from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
+from tests.test_walkthrough import first_call, walkthrough
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [
@@ -28,7 +32,8 @@ FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "panel"
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts" / "panel"
 
 
 def _missing() -> str | None:
@@ -60,13 +65,20 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
+@contextmanager
+def open_page(browser: Any, url: str) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=url)
+    context.set_default_timeout(15_000)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
 @pytest.fixture
 def page(browser: Any, server: ThreadServer) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server.url)
-    context.set_default_timeout(15_000)
-    pg = context.new_page()
-    yield pg
-    context.close()
+    with open_page(browser, server.url) as pg:
+        yield pg
 
 
 def shot(page: Any, name: str) -> None:
@@ -240,23 +252,24 @@ def test_review_approves_and_rejects_quarantined_claims(page: Any, api: Api, mig
     expect(page.locator("[role=status]")).to_have_text(
         'Approved "user.employer": it is now the active memory of its key.'
     )
-    expect(page.locator("#queue-empty")).to_have_text("Nothing waits for review.")
+    expect(page.locator("#queue-empty")).to_contain_text("Nothing waits for review.")
     assert api.get(held["id"])["status"] == "active"
     page.click("nav a[data-page=memories]")
     expect(page.locator("tbody tr[data-id='" + held["id"] + "']")).to_contain_text("Initech")
 
-    (bad,) = api.observe({"key": "user.pin", "value": "pin is 4321", "source": "web"})
+    (bad,) = api.observe({"key": "user.locker", "value": "locker is 4321", "source": "web"})
     assert bad["outcome"] == "quarantined", bad
     page.click("nav a[data-page=review]")
     card = page.locator(f".review[data-id='{bad['id']}']")
-    expect(card).to_contain_text("pin is 4321")
+    expect(card).to_contain_text("locker is 4321")
     page.once("dialog", lambda d: d.dismiss())  # Reject asks first; cancelling keeps it
     card.locator("button[data-action=reject]").click()
     expect(card).to_be_visible()
     assert api.get(bad["id"])["status"] == "quarantined"
     page.once("dialog", lambda d: d.accept())
     card.locator("button[data-action=reject]").click()
-    expect(page.locator("[role=status]")).to_have_text('Rejected "user.pin": its value is erased.')
+    rejected = 'Rejected "user.locker": its value is erased.'
+    expect(page.locator("[role=status]")).to_have_text(rejected)
     expect(page.locator(".review")).to_have_count(0)
     assert api.client.get(f"{api.base}/memories/{bad['id']}").status_code == 404
 
@@ -362,7 +375,7 @@ def test_recall_playground_shows_each_component(page: Any, api: Api) -> None:
     assert "city of Porto" in page.inner_text(".recall")
     shot(page, "recall-log")
     page.goto(f"/ui/#/recalls?ns={api.ns}&key=user.nothing")
-    page.wait_for_selector("text=No recalls match.")
+    expect(page.locator("#recalls-empty")).to_contain_text("No recalls match these filters.")
 
 
 def test_recall_playground_shows_the_hop_path(page: Any, api: Api) -> None:
@@ -488,3 +501,167 @@ def test_the_panel_works_within_its_policy(page: Any, api: Api) -> None:
     width = page.locator(".hit .bar.relevance span").first.evaluate("e => e.style.width")
     assert width.endswith("%") and float(width[:-1]) > 0, width
     assert not refused, refused
+
+
+@pytest.mark.skipif(not (shutil.which("jq") and shutil.which("curl")), reason="needs curl, jq")
+def test_a_fresh_service_opens_on_the_walkthroughs_first_call(
+    browser: Any, fresh_server: ThreadServer, tmp_path: Path
+) -> None:
+    """Signed in to a service that holds nothing, the panel shows the README walk-through's
+    first call with this service's address; pasted into a shell, it runs as shown, and the
+    page turns into the namespace list by itself."""
+    from playwright.sync_api import expect
+
+    readme = first_call(walkthrough((ROOT / "README.md").read_text()))
+    expected = readme.replace("http://127.0.0.1:${HINDSIGHT_PORT:-8080}", fresh_server.url)
+    assert expected != readme
+    with open_page(browser, fresh_server.url) as page:
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+        refused: list[str] = []
+        page.on(
+            "console", lambda m: refused.append(m.text) if "Content Security" in m.text else None
+        )
+        sign_in(page)
+        expect(page.locator("#first-run h1")).to_contain_text("nothing is stored yet")
+        assert page.locator("#first-call").text_content() == expected
+        assert page.locator(".key-note").count() == 0  # the admin key may write to alice
+        expect(page.locator("#next-steps li")).to_have_count(4)
+        page.click("#copy-first-call")
+        expect(page.locator("#first-run [role=status]")).to_have_text(
+            "Copied: paste it into a terminal."
+        )
+        assert page.evaluate("navigator.clipboard.readText()") == expected
+        shot(page, "first-run")
+        page.set_viewport_size({"width": 390, "height": 800})  # the call scrolls in its box
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+        shot(page, "first-run-narrow")
+
+        # the key file the service writes on its first start, where the call reads it
+        (tmp_path / "admin-api-key").write_text(ADMIN_KEY + "\n")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
+        run = subprocess.run(
+            ["bash", "-e", "-o", "pipefail", "-c", expected],
+            env={**env, "HINDSIGHT_DATA_DIR": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert run.returncode == 0, run.stderr
+        printed = [ln[3:] for ln in expected.splitlines() if ln.startswith("#> ")]
+        assert run.stdout.splitlines() == printed, run.stdout
+
+        # no reload: the page watches for the first memory
+        expect(page.locator("a:text-is('alice')")).to_be_visible()
+        expect(page.locator("#first-run")).to_have_count(0)
+        row = page.locator("tr", has=page.locator("a:text-is('alice')"))
+        assert row.locator("td").nth(1).inner_text() == "2"  # active memories
+        page.reload()
+        expect(page.locator("a:text-is('alice')")).to_be_visible()
+        assert page.locator("#first-run").count() == 0
+        assert not refused, refused  # all within the panel's Content-Security-Policy
+
+
+def test_every_list_says_why_it_is_empty_until_it_is_filled(
+    page: Any, api: Api, migrated: str
+) -> None:
+    """A key whose namespace holds nothing: the first-run page, and on every list a sentence
+    saying why it is empty and how to fill it, in place of a blank table; each goes away
+    once there is something to list."""
+    from playwright.sync_api import expect
+
+    ns = api.ns
+    sign_in(page, key_with_role(migrated, "writer", ns))
+    expect(page.locator("#first-run")).to_be_visible()
+    # the walk-through writes to alice, which this key does not see: the page says so
+    expect(page.locator(".key-note")).to_have_text(
+        f"This key sees only {ns}: to see the call's memories here, put one of these in place "
+        "of alice in B=… and this key in KEY=…."
+    )
+
+    def empty_state(route: str, box: str, why: str, how: str) -> None:
+        page.goto(f"/ui/#/{route}")
+        expect(page.locator(f"{box} .why")).to_have_text(why)
+        expect(page.locator(box)).to_contain_text(how)
+        assert page.locator("main table").count() == 0
+        assert "null" not in page.inner_text("main")
+        shot(page, f"empty-{route.split('?')[0]}")
+
+    empty_state(
+        f"memories?ns={ns}",
+        "#memories-empty",
+        f"No memories in {ns} yet.",
+        f"POST /v1/namespaces/{ns}/memories:batch",
+    )
+    empty_state(f"recalls?ns={ns}", "#recalls-empty", f"No recalls in {ns} yet.", f"/{ns}/recall")
+    empty_state(f"sessions?ns={ns}", "#sessions-empty", f"No sessions in {ns} yet.", "append_step")
+    empty_state(f"review?ns={ns}", "#queue-empty", "Nothing waits for review.", '"source": "web"')
+
+    # the first claim, held for review: the first-run page turns into the list by itself
+    page.goto("/ui/#/namespaces")
+    expect(page.locator("#first-run")).to_be_visible()
+    (held,) = api.observe({"key": "user.employer", "value": "works at Initech", "source": "web"})
+    assert held["outcome"] == "quarantined", held
+    expect(page.locator(f"a:text-is('{ns}')")).to_be_visible()
+    expect(page.locator("#first-run")).to_have_count(0)
+
+    # nothing to recall yet (a recall makes the namespace show in the list too)
+    page.goto(f"/ui/#/recall?ns={ns}")
+    page.fill("input[name=query]", "which city does the user live in")
+    page.click("#recall-form button[type=submit]")
+    expect(page.locator("#recall-empty .why")).to_have_text(
+        f"Nothing matched: {ns} holds no active memories yet."
+    )
+
+    # nothing active yet, and the memory list says what the namespace does hold
+    page.goto(f"/ui/#/memories?ns={ns}")
+    expect(page.locator("#memories-empty .why")).to_have_text(f"{ns} holds no active memories.")
+    expect(page.locator("#memories-empty")).to_contain_text(f"{ns} holds 1 quarantined")
+    page.click("#memories-empty a:text-is('Review')")
+    expect(page.locator(f".review[data-id='{held['id']}']")).to_be_visible()
+    assert page.locator("#queue-empty").count() == 0
+
+    api.observe({"key": "user.city", "value": "the user lives in the city of Porto"})
+    page.goto(f"/ui/#/memories?ns={ns}")
+    expect(page.locator("tbody tr")).to_have_count(1)
+    assert page.locator("#memories-empty").count() == 0
+    page.goto(f"/ui/#/memories?ns={ns}&prefix=nothing.")
+    expect(page.locator("#memories-empty .why")).to_have_text(
+        f"No active memory in {ns} matches these filters."
+    )
+    page.click("#memories-empty a:text-is('Clear the filters')")
+    expect(page.locator("tbody tr")).to_have_count(1)
+
+    page.goto(f"/ui/#/recall?ns={ns}")
+    page.fill("input[name=query]", "which city does the user live in")
+    page.click("#recall-form button[type=submit]")
+    expect(page.locator(".hit[data-key='user.city']")).to_be_visible()
+    assert page.locator("#recall-empty").count() == 0
+    page.goto(f"/ui/#/recalls?ns={ns}")
+    expect(page.locator(".recall")).to_have_count(2)  # the one that found nothing too
+    assert page.locator("#recalls-empty").count() == 0
+
+    # a session: its steps, then its consolidation job once it ends
+    api.append("task-1", "searched flights to Oslo", role="assistant")
+    page.goto(f"/ui/#/sessions?ns={ns}")
+    expect(page.locator("tr[data-session=task-1]")).to_be_visible()
+    assert page.locator("#sessions-empty").count() == 0
+    page.click("a:text-is('task-1')")
+    expect(page.locator("[data-step='0']")).to_be_visible()
+    assert page.locator("#steps-empty").count() == 0
+    expect(page.locator("#jobs-empty .why")).to_have_text("No consolidation jobs yet.")
+    expect(page.locator("#jobs-empty")).to_contain_text(
+        f"POST /v1/namespaces/{ns}/sessions/task-1:end"
+    )
+    shot(page, "empty-jobs")
+    r = api.client.post(f"{api.base}/sessions/task-1:end")
+    assert r.status_code == 200, r.text
+    expect(page.locator(".job")).to_have_count(1)  # the page refreshes while the session runs
+    assert page.locator("#jobs-empty").count() == 0
+
+    # a session whose only step has expired
+    api.append("brief", "gone in a second", ttl_seconds=1)
+    wait_until(lambda: not api.steps("brief"), "the step to expire", 10)
+    page.goto(f"/ui/#/session?ns={ns}&id=brief")
+    expect(page.locator("#steps-empty .why")).to_have_text("None of its 1 step is live any more.")
+    expect(page.locator("#steps-empty")).to_contain_text("ttl_seconds")
+    shot(page, "empty-steps")

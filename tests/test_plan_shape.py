@@ -115,6 +115,19 @@ def searches(namespace: str) -> Iterator[tuple[str, search_store.Search]]:
                     namespace, vector, terms, counts, f, PER_ARM, EXACT_MAX, BUDGET
                 ),
             )
+        # a conversation: keyword scores as shares of each candidate's own BM25 mass
+        conversation = search_store.Search(
+            namespace,
+            vector,
+            terms,
+            counts,
+            filters[0],
+            PER_ARM,
+            EXACT_MAX,
+            BUDGET,
+            keyword_of_memory=True,
+        )
+        yield query, conversation
 
 
 async def overreading_nodes(url: str, namespace: str, costs: str) -> list[str]:

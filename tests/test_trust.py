@@ -44,10 +44,12 @@ def test_trust_policy_defaults_put_and_422_naming_the_field(api: Api) -> None:
             "tool": 0.5,
             "web": 0.3,
             "import": 0.8,
+            "reflection": 0.6,
         },
         "default": 0.7,
         "quarantine_below": 0.4,
         "echo_window_seconds": 3600.0,
+        "contradiction_similarity": 0.6,
     }
     assert api.client.get(base).json()["ranking"]["trust_weight"] == 0.5
 
@@ -100,9 +102,10 @@ def trust_of(hit: dict[str, Any]) -> tuple[float, float]:
 
 
 def test_a_users_statement_outranks_an_agents_guess(api: Api, writer: Api) -> None:
-    """Equal relevance, different sources: by default the trusted one ranks first."""
-    r = writer.client.post(
-        f"{writer.base}/memories:batch",
+    """Equal relevance, different sources: by default the trusted one ranks first. (The
+    curator names the sources here: a writer's `user` label ranks as an agent's.)"""
+    r = api.client.post(
+        f"{api.base}/memories:batch",
         json={
             "dedup": False,
             "memories": [

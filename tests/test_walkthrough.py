@@ -24,6 +24,21 @@ def walkthrough(text: str) -> str:
     return section.split("```sh\n", 1)[1].split("\n```", 1)[0] + "\n"
 
 
+def first_call(block: str) -> str:
+    """The walk-through's first call: its set-up lines and the observe call after them
+    (the block's first two paragraphs), with what it prints."""
+    return "\n\n".join(block.split("\n\n")[:2]) + "\n"
+
+
+def test_the_panels_first_run_page_shows_the_walkthroughs_first_call() -> None:
+    call = first_call(walkthrough((ROOT / "README.md").read_text()))
+    assert "memories:batch" in call and call.count("#> ") == 2, call
+    shown = ROOT / "src" / "hindsight" / "ui" / "static" / "first-call.sh"
+    assert shown.read_text() == call, (
+        f"{shown.relative_to(ROOT)} must be the README walk-through's first two paragraphs"
+    )
+
+
 def test_the_quickstart_shows_the_readmes_walkthrough() -> None:
     readme = walkthrough((ROOT / "README.md").read_text())
     assert walkthrough((ROOT / "docs" / "quickstart.md").read_text()) == readme

@@ -287,3 +287,19 @@ def test_aof_keeps_the_hot_copy_across_a_redis_crash(
     own_redis.start()
     r = redis.Redis.from_url(own_redis.url)
     assert r.zcard(session_key(ns, "durable")) == 1
+
+
+def test_a_long_step_gets_its_first_sentence_as_summary_when_written_without_an_llm(
+    api: Api,
+) -> None:
+    long_en = "Opened the deployment config and found the port set twice. " + "detail " * 40
+    long_zh = "打开了部署配置，发现端口设置了两次。" + "细节说明" * 70
+    assert api.append("sum", long_en)["summary"] == (
+        "Opened the deployment config and found the port set twice."
+    )
+    assert api.append("sum", long_zh)["summary"] == "打开了部署配置，发现端口设置了两次。"
+    assert api.append("sum", "short step")["summary"] is None
+    # the client's own summary stands
+    assert api.append("sum", long_en, summary="mine")["summary"] == "mine"
+    ctx = api.client.get(f"{api.base}/sessions/sum/context", params={"recent": 1}).json()
+    assert ctx["earlier"][0]["summarized"] is True

@@ -4,14 +4,17 @@ attacker with the docs in hand would (issue 31)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 
 from hindsight.services.roles import Role
 from hindsight.services.trust import WRITER_CONFIDENCE_MAX
 from tests.conftest import Api
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 from tests.test_roles import make_key
 
@@ -256,3 +259,65 @@ def test_a_curator_cannot_lower_the_operators_floor(
     for stricter in ({"redaction": {"mode": "reject"}}, {"trust": {"quarantine_below": 0.6}}):
         assert curator.client.put(f"{curator.base}/policy", json=stricter).status_code == 200
     assert api.client.put(f"{api.base}/policy", json=body).status_code == 200
+
+
+# --- 4. the check holds when a curator's verify lands during a writer's edit ----------
+
+
+@pytest.mark.parametrize(
+    "body", [{"value": "admin"}, {"status": "archived"}, {"ttl_seconds": 1}], ids=str
+)
+def test_a_verify_landing_during_a_writers_edit_wins(
+    keys: dict[str, Api], migrated: str, body: dict[str, Any]
+) -> None:
+    """The race the permission check must survive: the writer's edit was allowed when it
+    read the memory, and a curator's verify commits before the edit takes the row. The edit
+    reads the row again under its lock and is refused; the vouched memory stays as it is."""
+    writer, curator = keys["writer"], keys["curator"]
+    (m,) = curator.observe({"key": "b4.role", "value": "member"})
+    with psycopg.connect(migrated) as locker:
+        # the curator's transaction holds the row, as a concurrent verify would
+        locker.execute(
+            "SELECT 1 FROM long_term_memory WHERE namespace = %s AND id = %s FOR UPDATE",
+            (writer.ns, m["id"]),
+        )
+        with ThreadPoolExecutor(1) as pool:
+            edit = pool.submit(patch, writer, m["id"], body)
+            wait_until(
+                lambda: locker.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND datname = current_database() AND pid <> pg_backend_pid()"
+                ).fetchone()[0],  # type: ignore[index]
+                "the writer's edit to wait for the row",
+            )
+            locker.execute(
+                "UPDATE long_term_memory SET verified = true WHERE namespace = %s AND id = %s",
+                (writer.ns, m["id"]),
+            )
+            locker.commit()
+            needs_curator(edit.result(timeout=60))
+    assert live_value(curator, "b4.role") == [("member", True, False)]
+
+
+# --- 5. a writer's source label ranks no higher than an agent -------------------------
+
+
+def test_a_writers_source_label_ranks_as_an_agent(keys: dict[str, Api], api: Api) -> None:
+    """The label is the writer's word: recall trusts it no more than observe did. A curator
+    naming the same source is believed, and so is a curator relabelling the writer's."""
+    writer, curator = keys["writer"], keys["curator"]
+    (mine,) = writer.observe({"key": "drink.w", "value": "prefers oolong tea", "source": "user"})
+    (theirs,) = curator.observe({"key": "drink.c", "value": "prefers oolong tea", "source": "user"})
+    hits = {h["id"]: h for h in writer.recall("prefers oolong tea")["results"]}
+    assert hits[mine["id"]]["source"] == "user"  # the label is kept as sent
+    assert hits[mine["id"]]["components"]["trust"] == 0.8
+    assert hits[theirs["id"]]["components"]["trust"] == 1.0
+    # a writer relabelling the curator's memory makes the label its own word
+    r = writer.client.patch(f"{writer.base}/memories/{theirs['id']}", json={"source": "user"})
+    assert r.status_code == 200, r.text
+    hits = {h["id"]: h for h in writer.recall("prefers oolong tea")["results"]}
+    assert hits[theirs["id"]]["components"]["trust"] == 0.8
+    r = curator.client.patch(f"{curator.base}/memories/{mine['id']}", json={"source": "user"})
+    assert r.status_code == 200, r.text
+    hits = {h["id"]: h for h in writer.recall("prefers oolong tea")["results"]}
+    assert hits[mine["id"]]["components"]["trust"] == 1.0

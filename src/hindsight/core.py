@@ -33,6 +33,7 @@ from hindsight.services.observe import Observer
 from hindsight.services.policy import PolicyService
 from hindsight.services.recall import RecallService
 from hindsight.services.redaction import guard_embedder, guard_llm, guard_reranker
+from hindsight.services.reflection import Reflection
 from hindsight.services.search_indexes import IndexKeeper
 from hindsight.services.sessions import SessionService
 from hindsight.services.transactions import Writer
@@ -137,7 +138,7 @@ async def start(
     policies = PolicyService(settings, pool)
     writer = Writer(pool, reads)
     memory_reads = MemoryReads(pool, reads)
-    observer = Observer(settings, embedder, writer, policies, recorder)
+    observer = Observer(settings, embedder, writer, policies, recorder, llm)
     recall = RecallService(
         settings,
         pool,
@@ -150,7 +151,9 @@ async def start(
     )
     distiller = Distiller(llm, recall) if llm is not None else None
     consolidation = ConsolidationService(settings, pool, observer, hot, llm, distiller)
-    lifecycle = LifecycleService(settings, pool, policies, reads=reads)
+    lifecycle = LifecycleService(
+        settings, pool, policies, reads=reads, reflection=Reflection(observer)
+    )
     maintenance = MaintenanceLoop(pool, settings, lifecycle) if background else None
     indexes = IndexKeeper(pool, settings, embedder.dimensions) if background else None
     worker = JobWorker(consolidation, settings.job_poll_interval_seconds) if background else None

@@ -5,7 +5,8 @@ over HTTP, and the debug panel, in one FastAPI app over the running services.
 processes start (`uvicorn --factory hindsight.server:app_from_env`): `serve --workers N`
 starts any embedded servers once, then hands their URLs to the workers through
 HINDSIGHT_DATABASE_URL and HINDSIGHT_REDIS_URL. `in_process` is the whole service inside
-the caller's process, reached without a socket (`hindsight mcp` with no service running).
+the caller's process, its services called directly (`hindsight mcp` with no service
+running).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import httpx
 from fastapi import FastAPI
 from pydantic import SecretStr
 
@@ -23,10 +23,11 @@ from hindsight import __version__, core, ui
 from hindsight.api import rest
 from hindsight.api.body_limit import BodyLimit
 from hindsight.api.nul_guard import NulGuard
-from hindsight.client import AsyncHindsight
+from hindsight.api.shedding import LoadShedder
 from hindsight.config import Settings
 from hindsight.errors import ConfigurationError
 from hindsight.mcp.http import McpEndpoint
+from hindsight.mcp.service_client import ServiceClient
 from hindsight.observability import logs, metrics
 from hindsight.observability.http import RequestObserver
 from hindsight.services.auth import Principal
@@ -70,6 +71,9 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
     )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(NulGuard)
+    app.add_middleware(
+        LoadShedder, max_in_flight=settings.max_in_flight, queue_wait_ms=settings.queue_wait_ms
+    )
     app.add_middleware(RequestObserver)  # outermost: times and logs every request
     rest.install(app)
     ui.install(app)
@@ -96,14 +100,18 @@ def app_from_env() -> FastAPI:
 @asynccontextmanager
 async def in_process(
     settings: Settings, url: str, redis_url: str | None, api_key: str | None
-) -> AsyncIterator[AsyncHindsight]:
-    """The whole service inside this process, reached without a socket."""
+) -> AsyncIterator[ServiceClient]:
+    """The whole service inside this process, its services called directly as the key's
+    principal: no app, no socket, no serialization."""
     # Without a key of its own, the caller gets a one-off admin key nobody else knows.
     bootstrap = settings.api_key.get_secret_value() if settings.api_key else None
     key = api_key or bootstrap or "hs_local_" + secrets.token_urlsafe(24)
     if not settings.api_key and not api_key:
         settings = settings.model_copy(update={"api_key": SecretStr(key)})
-    app = create_app(settings, database_url=url, redis_url=redis_url)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        yield AsyncHindsight("http://hindsight.local", key, transport=transport, max_retries=0)
+    hindsight = await core.start(settings, database_url=url, redis_url=redis_url)
+    try:
+        # None: a call this process makes to itself is not rate limited
+        principal = await hindsight.auth.authenticate(f"Bearer {key}", None)
+        yield ServiceClient(hindsight, principal)
+    finally:
+        await hindsight.aclose()

@@ -120,8 +120,39 @@ def summarize(body: dict[str, Any]) -> str:
     )
 
 
+def contradiction(body: dict[str, Any]) -> str:
+    """Two claims contradict unless the newer one says it adds ("also") to the older."""
+    pair = json.loads(_user_text(body))
+    adds = "also" in pair["newer"]["value"].lower().split()
+    reason = "the newer adds to the older" if adds else "the newer replaces the older"
+    return json.dumps({"contradicts": not adds, "reason": reason})
+
+
+def patterns(body: dict[str, Any]) -> str:
+    """Reflection: three or more memories about morning meetings make a preference; the
+    model also claims a pattern with no evidence, which the service must not store."""
+    lines = _user_text(body).split("\n")[1:]
+    memories = [json.loads(line) for line in lines if line.strip()]
+    mornings = [m["id"] for m in memories if "morning meeting" in m["value"].lower()]
+    found = [{"key": "user.habit.unfounded", "value": "The user loves jazz", "evidence": []}]
+    if len(mornings) >= 3:
+        found.append(
+            {
+                "key": "user.meeting_time",
+                "value": "The user prefers morning meetings",
+                "memory_type": "preference",
+                "evidence": mornings,
+            }
+        )
+    return json.dumps({"patterns": found})
+
+
 def answer(body: dict[str, Any]) -> str:
     system = body["messages"][0]["content"]
+    if "You reflect on" in system:
+        return patterns(body)
+    if "contradictions" in system:
+        return contradiction(body)
     if "long-term memory" in system:
         return distill(body)
     if "short summaries" in system:

@@ -143,10 +143,12 @@ class ThreadServer:
 
 
 def spawn_server(
-    env: dict[str, str], *, workers: int = 1, ready_path: str = "/healthz", timeout: float = 30
+    env: dict[str, str], *, workers: int = 1, ready_path: str = "/healthz", timeout: float = 90
 ) -> tuple[subprocess.Popen[bytes], str]:
     """Start the app in its own process (`uvicorn --factory`), as a replica runs, with only
-    the HINDSIGHT_* settings given; return it with its URL once `ready_path` answers."""
+    the HINDSIGHT_* settings given; return it with its URL once `ready_path` answers. (A
+    deadline, not a wait: on a 2-core machine busy with other work, the imports alone of
+    a new process have taken over 15 s, and 30 s was once not enough for a start.)"""
     port = free_port()
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
     full_env.update(env)

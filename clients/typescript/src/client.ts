@@ -26,6 +26,7 @@ export type RecallIn = S["RecallIn"];
 export type RecallOut = S["RecallOut"];
 export type RecallHit = S["RecallHit"];
 export type RecallLogOut = S["RecallLogOut"];
+export type TurnIn = S["TurnIn"];
 export type HistoryEntry = S["HistoryEntry"];
 export type ForgetIn = S["ForgetIn"];
 export type ForgetOut = S["ForgetOut"];
@@ -185,10 +186,24 @@ export class Hindsight {
     );
   }
 
-  recall(namespace: string, query: string, options: Omit<RecallIn, "query"> = {}): Promise<RecallOut> {
+  /**
+   * The memories best matching `query`, and/or the conversation so far: `context`, its recent
+   * turns `{ role, content }`, oldest first (`query`, if given, is then the latest turn).
+   *
+   *     await hs.recall("alice", null, { context: [
+   *       { role: "user", content: "I adopted a beagle" },
+   *       { role: "assistant", content: "What's its name?" },
+   *     ] });
+   */
+  recall(
+    namespace: string,
+    query: string | null,
+    options: Omit<RecallIn, "query"> = {},
+  ): Promise<RecallOut> {
+    const body: RecallIn = query === null ? { ...options } : { ...options, query };
     return this.run(
       call("POST", "/v1/namespaces/{namespace}/recall", { namespace }, {
-        body: { ...options, query },
+        body,
         idempotent: true,
       }),
     );

@@ -236,9 +236,10 @@ export interface paths {
         put?: never;
         /**
          * Recall
-         * @description The `k` best memories for `query`, best first, each with its score and the
-         *     components of it: score = relevance × confidence × (1 + α·ln(1 + access_count)), times
-         *     the lifecycle's factors and, when the query names a time ("last May"), the time factor.
+         * @description The `k` best memories for `query` (and/or the conversation's recent turns,
+         *     `context`), best first, each with its score and the components of it: score =
+         *     relevance × confidence × (1 + α·ln(1 + access_count)), times the lifecycle's factors
+         *     and, when the query names a time ("last May"), the time factor.
          */
         post: operations["recall_v1_namespaces__namespace__recall_post"];
         delete?: never;
@@ -303,7 +304,9 @@ export interface paths {
         /**
          * Context
          * @description What to put in a prompt: the newest `recent` steps whole, and before them older
-         *     steps as summaries (their content while unsummarised), within `max_chars`.
+         *     steps as summaries (their content while unsummarised), within `max_chars` (default
+         *     8000) or `max_tokens` (estimated: 4 characters a token, 1 for a Chinese, Japanese or
+         *     Korean character).
          */
         get: operations["context_v1_namespaces__namespace__sessions__session_id__context_get"];
         put?: never;
@@ -756,6 +759,21 @@ export interface components {
             /** Fusion */
             fusion: string;
             /**
+             * Keyword Of
+             * @description What `keyword` is a share of: the query's BM25 mass (a question), or the memory's (a conversation: how much of the memory it talks about).
+             */
+            keyword_of?: ("query" | "memory") | null;
+            /**
+             * Conversation Turns
+             * @description Turns of a conversation searched (see `conversation`).
+             */
+            conversation_turns?: number | null;
+            /**
+             * Keyword Weight
+             * @description w, the keyword arm's share in fusion (HINDSIGHT_KEYWORD_WEIGHT; by default 0.7 with the built-in embedder, 0.4 with a model).
+             */
+            keyword_weight?: number | null;
+            /**
              * Hop
              * @description 2: found by following `via`.
              */
@@ -840,6 +858,19 @@ export interface components {
             earlier: components["schemas"]["EarlierStep"][];
             /** Omitted Steps */
             omitted_steps: number;
+        };
+        /** ConversationOut */
+        ConversationOut: {
+            /**
+             * Turns
+             * @description The turns searched, oldest first.
+             */
+            turns: components["schemas"]["TurnOut"][];
+            /**
+             * From Query
+             * @description The turns were read from a query that is a transcript (else `context`).
+             */
+            from_query: boolean;
         };
         /** Dropped */
         Dropped: {
@@ -1008,6 +1039,11 @@ export interface components {
              */
             max_confidence?: number | null;
             /**
+             * Max Importance
+             * @description Memories with at most this importance.
+             */
+            max_importance?: number | null;
+            /**
              * Not Accessed Days
              * @description Not recalled for this many days (never recalled: since created).
              */
@@ -1175,9 +1211,14 @@ export interface components {
             cold_after_days?: number | null;
             /**
              * Archive After Days
-             * @description No access or observation this long: archived.
+             * @description No access or observation this long, and importance under archive_below_importance: archived.
              */
             archive_after_days?: number | null;
+            /**
+             * Archive Below Importance
+             * @description Only an idle memory of importance under this is archived; a more important one stays cold, recallable (1: whatever its importance).
+             */
+            archive_below_importance?: number | null;
             /**
              * Delete Below Importance
              * @description Importance under this (0: never) and ...
@@ -1209,10 +1250,39 @@ export interface components {
              */
             session_demotion_factor?: number | null;
             /**
+             * Write Below Importance
+             * @description A direct write the client sent without an importance, whose built-in estimate (greetings, thanks, acknowledgements and other filler: 0.1) is under this, is stored cold or dropped, as write_below_importance_action says (0: never).
+             */
+            write_below_importance?: number | null;
+            /**
+             * Write Below Importance Action
+             * @description cold: stored, as a cold memory (outcome `stored_cold`); drop: not stored at all (outcome `dropped`, no id).
+             */
+            write_below_importance_action?: ("cold" | "drop") | null;
+            /**
              * Merge Per Run
              * @description Memories the retroactive merge checks per pass (0: off).
              */
             merge_per_run?: number | null;
+            /**
+             * Reflection Per Run
+             * @description Reflection in each pass (0: off): at most this many pairs under the same subject checked for contradictions (settled as at write time), and, with an LLM configured, the patterns this many recent memories show distilled as memories of source `reflection`.
+             */
+            reflection_per_run?: number | null;
+            /**
+             * By Type
+             * @description Retention per memory type: {type: {cold_after_days, archive_after_days, archive_below_importance, delete_below_importance, delete_after_days}}, each field left out the namespace's own.
+             */
+            by_type?: {
+                [key: string]: components["schemas"]["Retention"];
+            } | null;
+            /**
+             * By Tag
+             * @description Retention per tag, the same fields, over by_type: a memory with several such tags follows the first of them listed here.
+             */
+            by_tag?: {
+                [key: string]: components["schemas"]["Retention"];
+            } | null;
         };
         /** MemoryIn */
         MemoryIn: {
@@ -1244,9 +1314,9 @@ export interface components {
             confidence?: number | null;
             /**
              * Importance
-             * @default 0.5
+             * @description How much it would matter to get this wrong later. Not sent: estimated (filler such as greetings and thanks 0.1, anything else 0.5), and an estimate under the policy's lifecycle.write_below_importance is stored cold or dropped.
              */
-            importance?: number;
+            importance?: number | null;
             /** Tags */
             tags?: string[];
             /** Metadata */
@@ -1475,9 +1545,9 @@ export interface components {
         ObserveResult: {
             /**
              * Id
-             * Format: uuid
+             * @description The memory's id (null only when `dropped`).
              */
-            id: string;
+            id: string | null;
             /**
              * Key
              * @description Key of the memory the item landed in.
@@ -1485,10 +1555,10 @@ export interface components {
             key: string;
             /**
              * Outcome
-             * @description quarantined: stored for review, not recalled (see `reason`); released: a quarantined claim this observation confirmed independently, now active.
+             * @description superseded: replaced the memory's old value, or (with `reason` naming it) archived a live memory under another key that this one contradicts; quarantined: stored for review, not recalled (see `reason`; a contradiction the source may not settle sends both memories); released: a quarantined claim this observation confirmed independently, now active; echoed: recall had just returned this memory to the same API key, so storing it back is not new evidence and changed nothing (see `reason`); stored_cold: created, but cold, its estimated importance under the policy's write_below_importance; dropped: not stored, for the same reason (with write_below_importance_action drop).
              * @enum {string}
              */
-            outcome: "created" | "reinforced" | "superseded" | "quarantined" | "released";
+            outcome: "created" | "reinforced" | "superseded" | "quarantined" | "released" | "echoed" | "stored_cold" | "dropped";
             /** Confidence */
             confidence: number;
             /** Observation Count */
@@ -1511,7 +1581,7 @@ export interface components {
             confidence_capped?: boolean;
             /**
              * Reason
-             * @description Why it was quarantined or released.
+             * @description Why it was quarantined, released, echoed, stored cold or dropped, or which memory under another key it contradicted and superseded.
              */
             reason?: string | null;
             /**
@@ -1632,8 +1702,21 @@ export interface components {
         };
         /** RecallIn */
         RecallIn: {
-            /** Query */
-            query: string;
+            /**
+             * Query
+             * @description What to recall: a question, or the conversation so far as a transcript ("User: ...\nAssistant: ...", which is then searched turn by turn). Give this, `context`, or both.
+             */
+            query?: string | null;
+            /**
+             * Context
+             * @description The conversation's recent turns, oldest first; `query`, if given, is the latest. Searched as a conversation: each turn weighted (the user's over the assistant's, the latest over older ones), filler dropped.
+             */
+            context?: components["schemas"]["TurnIn"][] | null;
+            /**
+             * Conversation
+             * @description false: search the query and context as one text, even when they are a conversation (default HINDSIGHT_RECALL_CONVERSATION).
+             */
+            conversation?: boolean | null;
             /**
              * K
              * @default 10
@@ -1653,6 +1736,11 @@ export interface components {
             tags_any?: string[] | null;
             /** Min Confidence */
             min_confidence?: number | null;
+            /**
+             * Min Importance
+             * @description Only memories at least this important.
+             */
+            min_importance?: number | null;
             /** Created After */
             created_after?: string | null;
             /** Created Before */
@@ -1756,6 +1844,8 @@ export interface components {
             rerank_skipped?: string | null;
             /** @description The time the query named, if any: it ranked the results. */
             time_window?: components["schemas"]["TimeWindowOut"] | null;
+            /** @description Set when a conversation was searched (`context`, or a query that is a transcript): its turns and their weights. Filler and older turns beyond the newest 16 (4,000 characters) are left out. */
+            conversation?: components["schemas"]["ConversationOut"] | null;
         };
         /** RedactionPolicy */
         RedactionPolicy: {
@@ -1793,6 +1883,23 @@ export interface components {
              * @description As recorded on the memory's `rejected` tombstone.
              */
             reason: string;
+        };
+        /**
+         * Retention
+         * @description How one kind of memory (a memory type, or a tag) ages: each field unset takes the
+         *     namespace's own.
+         */
+        Retention: {
+            /** Cold After Days */
+            cold_after_days?: number | null;
+            /** Archive After Days */
+            archive_after_days?: number | null;
+            /** Archive Below Importance */
+            archive_below_importance?: number | null;
+            /** Delete Below Importance */
+            delete_below_importance?: number | null;
+            /** Delete After Days */
+            delete_after_days?: number | null;
         };
         /** ReviewIn */
         ReviewIn: {
@@ -1955,9 +2062,15 @@ export interface components {
         };
         /** TierWeights */
         TierWeights: {
-            /** Active */
+            /**
+             * Active
+             * @description Score factor of an active memory in recall.
+             */
             active?: number | null;
-            /** Cold */
+            /**
+             * Cold
+             * @description Score factor of a cold memory in recall.
+             */
             cold?: number | null;
         };
         /** TimeAnchorOut */
@@ -2039,6 +2152,44 @@ export interface components {
              * @description A claim from a source trusted less than this waits for review.
              */
             quarantine_below?: number | null;
+            /**
+             * Echo Window Seconds
+             * @description An observation of a memory that recall returned to the same API key this many seconds before, with no new source, is an echo: it changes nothing (outcome `echoed`). 0: every re-observation reinforces.
+             */
+            echo_window_seconds?: number | null;
+            /**
+             * Contradiction Similarity
+             * @description A new key naming the same attribute of the same subject as a live memory (`user.language` / `user.main_language`), at least this similar to it, with another claim, contradicts it: the newer supersedes the older when its source is trusted at least as much, else both wait for review (0: off).
+             */
+            contradiction_similarity?: number | null;
+        };
+        /**
+         * TurnIn
+         * @description One turn of the conversation so far, as chat APIs and working-memory steps have it.
+         */
+        TurnIn: {
+            /**
+             * Role
+             * @description Who said it: user (or a speaker's name), assistant, system or tool. The user's turns count twice the others'.
+             */
+            role: string;
+            /** Content */
+            content: string;
+        };
+        /** TurnOut */
+        TurnOut: {
+            /** Role */
+            role: string;
+            /**
+             * Weight
+             * @description Its share in both arms' search, the latest user turn 1.
+             */
+            weight: number;
+            /**
+             * Content
+             * @description The turn as searched (speaker tag and quotes removed).
+             */
+            content: string;
         };
         /** ValidationError */
         ValidationError: {
@@ -2192,6 +2343,7 @@ export interface operations {
                 memory_type?: ("fact" | "preference" | "experience" | "reflection" | "relation" | "event" | "summary")[] | null;
                 tag?: string[] | null;
                 min_confidence?: number | null;
+                min_importance?: number | null;
                 key?: string | null;
                 key_prefix?: string | null;
                 status?: ("active" | "cold" | "archived" | "quarantined" | "all") | null;
@@ -2658,7 +2810,8 @@ export interface operations {
         parameters: {
             query?: {
                 recent?: number;
-                max_chars?: number;
+                max_chars?: number | null;
+                max_tokens?: number | null;
             };
             header?: never;
             path: {

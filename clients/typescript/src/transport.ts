@@ -125,7 +125,9 @@ export async function result<T>(call: Call<T>, response: Response): Promise<T> {
 }
 
 export function idempotencyKey(): string {
-  const bytes = new Uint8Array(16);
+  // Letters only: a run of 13+ digits in a hex key can pass the Luhn check, and the server
+  // refuses an idempotency key that looks like a card number (32 letters: 150 bits).
+  const bytes = new Uint8Array(32);
   crypto.getRandomValues(bytes);
-  return "sdk-" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return "sdk-" + Array.from(bytes, (b) => String.fromCharCode(97 + (b % 26))).join("");
 }

@@ -19,7 +19,7 @@ describe("against a live service", { skip: url ? false : "HINDSIGHT_URL is not s
     const n = ns();
     const { id } = await hs.observe(n, { key: "user.city", value: "Oslo" });
     const found = await hs.recall(n, "which city", { k: 1 });
-    const verdict = await hs.feedback(n, found.recall_id, { used: [id] });
+    const verdict = await hs.feedback(n, found.recall_id, { used: [id!] });
     assert.equal(verdict.recorded, 1);
     const policy = await hs.policy(n);
     const again = await hs.setPolicy(n, policy);
@@ -32,7 +32,7 @@ describe("against a live service", { skip: url ? false : "HINDSIGHT_URL is not s
     assert.ok(lines.length >= 3, "a header, the memory and an end line");
     const receipt = await hs.eraseNamespace(n);
     assert.ok(receipt);
-    await assert.rejects(hs.get(n, id), (e: unknown) => e instanceof APIError && e.status === 404);
+    await assert.rejects(hs.get(n, id!), (e: unknown) => e instanceof APIError && e.status === 404);
   });
 
   test("observe, reinforce, recall, explain and read back", async () => {
@@ -56,12 +56,28 @@ describe("against a live service", { skip: url ? false : "HINDSIGHT_URL is not s
     const log = await hs.explain(n, found.recall_id);
     assert.equal(log.query, "which city does the user live in");
 
-    const memory = await hs.get(n, first.id);
+    // the conversation so far, instead of or beside a query
+    const talk = [
+      { role: "user", content: "My cat keeps me up at night" },
+      { role: "assistant", content: "Oh no! Is it a kitten?" },
+    ];
+    const heard = await hs.recall(n, null, { context: talk, k: 1 });
+    assert.equal(heard.results[0]?.key, "user.pet");
+    assert.deepEqual(
+      heard.conversation?.turns.map((t) => t.weight),
+      [0.9, 0.5],
+    );
+    assert.equal(heard.results[0]?.components.keyword_of, "memory");
+    const asked = await hs.recall(n, "what is its name again?", { context: talk, k: 1 });
+    assert.equal(asked.conversation?.turns.length, 3);
+    assert.equal((await hs.recall(n, null, { context: talk, conversation: false })).conversation, null);
+
+    const memory = await hs.get(n, first.id!);
     assert.equal(memory.value, "Oslo");
     assert.deepEqual(memory.tags, ["home"]);
-    const updated = await hs.update(n, first.id, { value: "Bergen" });
+    const updated = await hs.update(n, first.id!, { value: "Bergen" });
     assert.equal(updated.value, "Bergen");
-    const history = await hs.history(n, first.id);
+    const history = await hs.history(n, first.id!);
     assert.deepEqual(
       history.map((h) => h.change),
       ["created", "reinforced", "updated"],
@@ -268,7 +284,7 @@ describe("retry rules", () => {
     const hs = new Hindsight(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     await hs.append("n", "s", "c");
     assert.equal(keys.length, 2);
-    assert.match(keys[0]!, /^sdk-[0-9a-f]{32}$/);
+    assert.match(keys[0]!, /^sdk-[a-z]{32}$/);
     assert.equal(keys[0], keys[1]);
   });
 

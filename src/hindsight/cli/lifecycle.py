@@ -24,6 +24,9 @@ VERBS = {
     "expire": "expire",
     "demote": "demote",
     "merged": "merge",
+    "superseded": "supersede",
+    "review": "send to review",
+    "distilled": "distil",
 }
 
 

@@ -186,7 +186,7 @@ def mcp(url: str | None, api_key: str | None, namespace: str | None) -> None:
     It bridges to the service at --url / HINDSIGHT_URL, or the one already answering on
     this machine's configured port. When none runs, it serves from its own process
     instead: the same stores (embedded ones in HINDSIGHT_DATA_DIR unless configured), the
-    same app, reached in-process, so a desktop client needs nothing else started."""
+    same services, called in-process, so a desktop client needs nothing else started."""
     from hindsight.client import AsyncHindsight
     from hindsight.mcp import stdio
     from hindsight.server import in_process
@@ -199,7 +199,12 @@ def mcp(url: str | None, api_key: str | None, namespace: str | None) -> None:
     key = api_key or (settings.api_key.get_secret_value() if settings.api_key else None)
     local = f"http://{settings.host}:{settings.port}"
     if url or stdio.reachable(local):
-        asyncio.run(stdio.serve(AsyncHindsight(url or local, key), namespace))
+
+        async def bridge() -> None:
+            async with AsyncHindsight(url or local, key) as client:
+                await stdio.serve(client, namespace)
+
+        asyncio.run(bridge())
         return
     with serving_stores(settings) as stores:
         if settings.auto_migrate:

@@ -43,6 +43,8 @@ from hindsight.wire.sessions import (
     StepOut,
 )
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
 
 def _ns(namespace: str) -> str:
     return f"/v1/namespaces/{quote(namespace, safe='')}"
@@ -98,12 +100,13 @@ def observe_many(
     )
 
 
-def recall(namespace: str, query: str, options: RecallOptions) -> Call:
+def recall(namespace: str, query: str | None, options: RecallOptions) -> Call:
+    body: dict[str, Any] = dict(options) if query is None else {"query": query, **options}
     return Call(
         "POST",
         f"{_ns(namespace)}/recall",
         _model(RecallOut),
-        json=_json({"query": query, **options}),
+        json=_json(body),
         idempotent=True,
     )
 
@@ -226,7 +229,9 @@ def append_step(namespace: str, session_id: str, content: str, fields: StepField
     # Every append carries an idempotency key (one is made up if the caller gave none), so
     # a retry after a timeout can never add the step twice.
     body = _json({"content": content, **fields})
-    body.setdefault("idempotency_key", "sdk-" + "".join(random.choices("0123456789abcdef", k=32)))
+    # Letters only: a run of 13+ digits in a hex key can pass the Luhn check, and the server
+    # refuses an idempotency key that looks like a card number (32 letters: 150 bits).
+    body.setdefault("idempotency_key", "sdk-" + "".join(random.choices(_LETTERS, k=32)))
     return Call(
         "POST",
         f"{_session(namespace, session_id)}/steps",
@@ -254,12 +259,15 @@ def pop_step(namespace: str, session_id: str) -> Call:
     return Call("DELETE", f"{_session(namespace, session_id)}/steps:last", _model(StepOut))
 
 
-def context(namespace: str, session_id: str, recent: int, max_chars: int) -> Call:
+def context(
+    namespace: str, session_id: str, recent: int, max_chars: int, max_tokens: int | None = None
+) -> Call:
+    budget = {"max_chars": max_chars} if max_tokens is None else {"max_tokens": max_tokens}
     return Call(
         "GET",
         f"{_session(namespace, session_id)}/context",
         _model(ContextOut),
-        params={"recent": recent, "max_chars": max_chars},
+        params={"recent": recent, **budget},
         idempotent=True,
     )
 

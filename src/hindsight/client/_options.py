@@ -31,12 +31,24 @@ class MemoryChanges(MemoryFields, total=False):
     status: Literal["active", "cold", "archived"]
 
 
+class Turn(TypedDict):
+    """A turn of the conversation so far: role user (or a speaker's name), assistant,
+    system or tool; content what was said."""
+
+    role: str
+    content: str
+
+
 class RecallOptions(TypedDict, total=False):
+    # the conversation's recent turns, oldest first (the query, if any, is the latest)
+    context: list[Turn]
+    conversation: bool  # False: search query and context as one text
     k: int
     memory_types: list[str]
     tags: list[str]
     tags_any: list[str]
     min_confidence: float
+    min_importance: float
     created_after: datetime
     created_before: datetime
     observed_after: datetime
@@ -55,6 +67,7 @@ class ListFilters(TypedDict, total=False):
     memory_type: list[str]
     tag: list[str]
     min_confidence: float
+    min_importance: float
     key: str
     key_prefix: str
     status: Literal["active", "cold", "archived", "quarantined", "all"]
@@ -73,6 +86,7 @@ class StepFields(TypedDict, total=False):
 
 class ForgetPolicy(TypedDict, total=False):
     max_confidence: float
+    max_importance: float
     not_accessed_days: float
     not_observed_days: float
     memory_types: list[str]

@@ -93,8 +93,10 @@ class AsyncHindsight:
         return result
 
     async def recall(
-        self, namespace: str, query: str, **options: Unpack[opt.RecallOptions]
+        self, namespace: str, query: str | None = None, **options: Unpack[opt.RecallOptions]
     ) -> rc.RecallOut:
+        """The memories best matching `query`, and/or the conversation so far: `context`
+        (turns {"role", "content"}, oldest first; `query` is then the latest)."""
         result: rc.RecallOut = await self._run(c.recall(namespace, query, options))
         return result
 
@@ -221,10 +223,17 @@ class AsyncHindsight:
         return result
 
     async def context(
-        self, namespace: str, session_id: str, recent: int = 10, max_chars: int = 8000
+        self,
+        namespace: str,
+        session_id: str,
+        recent: int = 10,
+        max_chars: int = 8000,
+        *,
+        max_tokens: int | None = None,
     ) -> ses.ContextOut:
+        """`max_tokens` instead of `max_chars`: a budget in tokens (estimated)."""
         result: ses.ContextOut = await self._run(
-            c.context(namespace, session_id, recent, max_chars)
+            c.context(namespace, session_id, recent, max_chars, max_tokens)
         )
         return result
 

@@ -92,8 +92,15 @@ class Hindsight:
         return result
 
     def recall(
-        self, namespace: str, query: str, **options: Unpack[opt.RecallOptions]
+        self, namespace: str, query: str | None = None, **options: Unpack[opt.RecallOptions]
     ) -> rc.RecallOut:
+        """The memories best matching `query`, and/or the conversation so far: `context`
+        (turns {"role", "content"}, oldest first; `query` is then the latest).
+
+        >>> hs.recall("alice", context=[{"role": "user", "content": "I adopted a beagle"},
+        ...                             {"role": "assistant", "content": "What's its name?"}],
+        ...           query="Rex. Where can I walk him?")
+        """
         result: rc.RecallOut = self._run(c.recall(namespace, query, options))
         return result
 
@@ -215,9 +222,18 @@ class Hindsight:
         return result
 
     def context(
-        self, namespace: str, session_id: str, recent: int = 10, max_chars: int = 8000
+        self,
+        namespace: str,
+        session_id: str,
+        recent: int = 10,
+        max_chars: int = 8000,
+        *,
+        max_tokens: int | None = None,
     ) -> ses.ContextOut:
-        result: ses.ContextOut = self._run(c.context(namespace, session_id, recent, max_chars))
+        """`max_tokens` instead of `max_chars`: a budget in tokens (estimated)."""
+        result: ses.ContextOut = self._run(
+            c.context(namespace, session_id, recent, max_chars, max_tokens)
+        )
         return result
 
     def session(self, namespace: str, session_id: str) -> ses.SessionOut:

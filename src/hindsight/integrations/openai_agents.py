@@ -10,18 +10,25 @@ lives in the service, not the process: a new `HindsightSession` with the same id
 process, continues the conversation, until the steps expire (`ttl_seconds` after the last
 write; the server's default is 24 hours). The steps are an ordinary session, so ending it
 consolidates what was said into long-term memory.
+
+`recall` searches long-term memory with the conversation itself: the session's latest
+items are the recall's `context`, so what the user said last counts most.
+
+>>> found = await session.recall(k=5)  # or session.recall("and her birthday?", k=5)
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from hindsight import limits
 from hindsight.client import APIError
-from hindsight.client._options import StepFields
+from hindsight.client._options import RecallOptions, StepFields
 from hindsight.integrations._loop_client import LoopClient
+from hindsight.integrations._turns import turns
+from hindsight.wire.recall import RecallOut
 from hindsight.wire.sessions import StepOut
 
 if TYPE_CHECKING:
@@ -90,6 +97,26 @@ class HindsightSession:
             await hs.append_step(
                 self.namespace, self.session_id, json.dumps(item, ensure_ascii=False), **fields
             )
+
+    async def recall(
+        self,
+        query: str | None = None,
+        *,
+        recent: int = 10,
+        namespace: str | None = None,
+        **options: Unpack[RecallOptions],
+    ) -> RecallOut:
+        """Long-term memories for the conversation so far: the session's newest `recent`
+        messages are the recall's `context` (`query`, if given, is the latest turn), in
+        `namespace` (default: the session's own, where ending the session keeps what was
+        said). Tool calls and other non-message items are left out."""
+        if "context" not in options and recent > 0:
+            context = turns(await self.get_items(limit=recent))
+            if context:
+                options["context"] = context
+        if not options.get("context") and query is None:
+            raise ValueError("recall: the session has no messages yet; give a query")
+        return await self._client.get().recall(namespace or self.namespace, query, **options)
 
     async def pop_item(self) -> TResponseInputItem | None:
         try:

@@ -146,3 +146,49 @@ def distill_user(
 
 def summary_user(steps: list[dict[str, Any]]) -> str:
     return transcript_block(steps, index="step_index")
+
+
+CONTRADICTION_VERSION = "contradiction-v1"
+
+# Asked only about a pair the rules already found alike (same attribute of the same subject,
+# similar text): the model tells a changed claim from two compatible ones ("uses Python" /
+# "also uses Go"), which word overlap cannot.
+CONTRADICTION_SYSTEM = f"""You check an AI agent's long-term memory for contradictions.
+Prompt version: {CONTRADICTION_VERSION}.
+You get two memories about the same subject. Answer whether they cannot both be true now
+(the newer one replaces or denies the older one), as JSON:
+{{"contradicts": true or false, "reason": "one short sentence"}}.
+Two memories that add to each other, or say the same thing in other words, do not
+contradict."""
+
+PATTERN_VERSION = "pattern-v1"
+
+# Reflection: what many memories show together, stated once. Only patterns several
+# memories support: one event is not a habit.
+PATTERN_SYSTEM = f"""You reflect on an AI agent's long-term memory of one user or task.
+Prompt version: {PATTERN_VERSION}.
+From the memories given, state the durable patterns that at least three of them support
+(habits, preferences, recurring needs), as JSON:
+{{"patterns": [{{"key": "dotted.snake_case.key", "value": "one sentence",
+"memory_type": "preference" or "fact" or "reflection", "evidence": [memory ids]}}]}}.
+Return {{"patterns": []}} when none is supported by three or more memories."""
+
+
+def contradiction_user(older: dict[str, Any], newer: dict[str, Any]) -> str:
+    return json.dumps(
+        {
+            "older": {"key": older["key"], "value": older["value"]},
+            "newer": {"key": newer["key"], "value": newer["value"]},
+        },
+        ensure_ascii=False,
+    )
+
+
+def pattern_user(memories: list[dict[str, Any]]) -> str:
+    return "Memories:\n" + "\n".join(
+        json.dumps(
+            {"id": str(m["id"]), "key": m["key"], "value": m["value"], "type": m["memory_type"]},
+            ensure_ascii=False,
+        )
+        for m in memories
+    )

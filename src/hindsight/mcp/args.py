@@ -125,6 +125,39 @@ MaxConfidence = Annotated[
         }
     ),
 ]
+MinImportance = Annotated[
+    float | None,
+    _optional(
+        {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "Only memories at least this important.",
+        }
+    ),
+]
+MaxImportance = Annotated[
+    float | None,
+    _optional(
+        {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "Memories at most this important.",
+        }
+    ),
+]
+ForgetLimit = Annotated[
+    int | None,
+    _optional(
+        {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": limits.FORGET_LIMIT_MAX,
+            "description": "At most this many, least valuable first (default 1000).",
+        }
+    ),
+]
 Tags = Annotated[
     list[str] | None,
     _optional(
@@ -265,4 +298,28 @@ ReferenceTime = Annotated[
 Days = Annotated[
     float | None,
     _optional({"type": "number", "exclusiveMinimum": 0, "description": "A number of days."}),
+]
+Context = Annotated[
+    list[dict[str, str]] | None,
+    _optional(
+        {
+            "type": "array",
+            "maxItems": limits.CONTEXT_TURNS_MAX,
+            "items": {
+                "type": "object",
+                "required": ["role", "content"],
+                "properties": {
+                    "role": {"type": "string", "pattern": limits.ROLE_PATTERN},
+                    "content": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": limits.QUERY_MAX_CHARS,
+                    },
+                },
+            },
+            "description": "The conversation's recent turns, oldest first, as role/content "
+            "messages; the query is the latest. Searched turn by turn: the user's over the "
+            "assistant's, the latest over older ones.",
+        }
+    ),
 ]

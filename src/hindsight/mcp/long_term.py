@@ -19,7 +19,9 @@ def register(tool: Tool, target: Target) -> None:
         "value again raises its confidence; a new value for a known key replaces the old "
         "one, which stays in the memory's history. Answers with the memory's id, what "
         "happened (created, reinforced, superseded, or quarantined for review, with the "
-        "reason) and its confidence.",
+        "reason) and its confidence. Leave importance out and greetings, thanks and "
+        "other filler are judged trivial: stored cold (outcome stored_cold) or, by the "
+        "namespace's policy, dropped.",
         former="memory_store",
     )
     async def observe(
@@ -64,18 +66,22 @@ def register(tool: Tool, target: Target) -> None:
         memory_types: args.TypeList = None,
         tags: args.Tags = None,
         min_confidence: args.MinConfidence = None,
+        min_importance: args.MinImportance = None,
         hops: args.Hops = None,
         occurred_after: args.OccurredAfter = None,
         occurred_before: args.OccurredBefore = None,
         reference_time: args.ReferenceTime = None,
         namespace: args.Namespace = None,
+        context: args.Context = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
         options = given(
+            context=context,
             k=k,
             memory_types=memory_types,
             tags=tags,
             min_confidence=min_confidence,
+            min_importance=min_importance,
             hops=hops,
             occurred_after=occurred_after,
             occurred_before=occurred_before,
@@ -165,17 +171,23 @@ def register(tool: Tool, target: Target) -> None:
     @tool(
         "memory_forget",
         "Let go of memories by policy: those at or below max_confidence "
-        "and/or not recalled for not_accessed_days and/or not observed again for "
-        "not_observed_days. Archives them (reversible) unless action is delete; permanent "
+        "and/or at or below max_importance and/or not recalled for not_accessed_days and/or "
+        "not observed again for not_observed_days, narrowed to memory_types and to what "
+        "occurred between occurred_after and occurred_before, at most limit of them, least "
+        "valuable first. Archives them (reversible) unless action is delete; permanent "
         "memories are never forgotten. Use dry_run first to see what would go.",
         destructive=True,
     )
     async def memory_forget(
         ctx: Context,
         max_confidence: args.MaxConfidence = None,
+        max_importance: args.MaxImportance = None,
         not_accessed_days: args.Days = None,
         not_observed_days: args.Days = None,
         memory_types: args.TypeList = None,
+        occurred_after: args.OccurredAfter = None,
+        occurred_before: args.OccurredBefore = None,
+        limit: args.ForgetLimit = None,
         action: str = "archive",
         dry_run: bool = True,
         namespace: args.Namespace = None,
@@ -183,6 +195,10 @@ def register(tool: Tool, target: Target) -> None:
         client, ns = await target(ctx, namespace)
         policy = given(
             max_confidence=max_confidence,
+            max_importance=max_importance,
+            occurred_after=occurred_after,
+            occurred_before=occurred_before,
+            limit=limit,
             not_accessed_days=not_accessed_days,
             not_observed_days=not_observed_days,
             memory_types=memory_types,
@@ -195,7 +211,9 @@ def register(tool: Tool, target: Target) -> None:
         "memory_feedback",
         "After using the results of recall, say which memories you actually used "
         "(used) and which you did not (unused), by id, with the recall's recall_id. "
-        "Memories that help get ranked by use rather than by mere retrieval.",
+        "Each verdict is counted on the memory (used_count, unused_count) and kept with the "
+        "recall, for the people who curate this memory to see; ranking does not read these "
+        "counts (it counts how often a memory was recalled).",
     )
     async def memory_feedback(
         recall_id: args.MemoryId,

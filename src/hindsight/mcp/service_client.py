@@ -55,6 +55,7 @@ _LIST_LIMIT = TypeAdapter(Annotated[int, Field(ge=1, le=limits.LIST_LIMIT_MAX)])
 _CURSOR = TypeAdapter(Annotated[str | None, Field(max_length=64)])
 _RECENT = TypeAdapter(Annotated[int, Field(ge=1, le=limits.STEPS_RECENT_MAX)])
 _MAX_CHARS = TypeAdapter(Annotated[int, Field(ge=0, le=limits.CONTEXT_MAX_CHARS)])
+_MAX_TOKENS = TypeAdapter(Annotated[int, Field(ge=0, le=limits.CONTEXT_MAX_CHARS // 4)])
 
 
 def _refused(exc: ValidationError, prefix: tuple[str, ...] = ()) -> InvalidInput:
@@ -112,12 +113,12 @@ class ServiceClient:
         )
         return answers.observe_result(outcome)
 
-    async def recall(self, namespace: str, query: str, **options: Any) -> RecallOut:
+    async def recall(self, namespace: str, query: str | None = None, **options: Any) -> RecallOut:
         ns = self._enter(namespace, roles.READING)
         body = _parsed(RecallIn, {"query": query, **options})
         request = recall_request(body, default_hops=self._core.settings.recall_hops)
         result = await self._core.recall.recall(ns, request, actor=self._principal.name)
-        return answers.recall_out(result, body.query)
+        return answers.recall_out(result, body.query or "")
 
     async def update(self, namespace: str, memory_id: str, **changes: Any) -> MemoryOut:
         ns = self._enter(namespace, roles.WRITING)
@@ -260,7 +261,13 @@ class ServiceClient:
         return answers.step_out(sid, appended.step)
 
     async def context(
-        self, namespace: str, session_id: str, recent: int = 10, max_chars: int = 8000
+        self,
+        namespace: str,
+        session_id: str,
+        recent: int = 10,
+        max_chars: int = 8000,
+        *,
+        max_tokens: int | None = None,
     ) -> ContextOut:
         ns = self._enter(namespace, roles.READING)
         sid = check_session_id(session_id)
@@ -269,6 +276,9 @@ class ServiceClient:
             sid,
             recent=_checked("recent", _RECENT, recent),
             max_chars=_checked("max_chars", _MAX_CHARS, max_chars),
+            max_tokens=None
+            if max_tokens is None
+            else _checked("max_tokens", _MAX_TOKENS, max_tokens),
         )
         return answers.context_out(sid, ctx)
 

@@ -1,7 +1,7 @@
 """`hindsight mcp`: MCP over stdio, for desktop clients (Claude Desktop, Cursor ...).
 
-It bridges to a Hindsight service through one SDK client: a remote one, or the whole
-service started inside this process (`hindsight.server.in_process`); `hindsight mcp`
+Every tool call goes through one client: the SDK's, to a running Hindsight service, or the
+services started inside this process (`hindsight.server.in_process`); `hindsight mcp`
 chooses which.
 """
 
@@ -10,18 +10,18 @@ from __future__ import annotations
 import httpx
 from mcp.server.mcpserver import Context
 
-from hindsight.client import AsyncHindsight
+from hindsight.mcp.registration import Client
 from hindsight.mcp.tools import build_server
 
 
 class ClientBackend:
     """Every tool call goes through one client, with the key the bridge was given."""
 
-    def __init__(self, client: AsyncHindsight, namespace: str | None) -> None:
+    def __init__(self, client: Client, namespace: str | None) -> None:
         self._client = client
         self._namespace = namespace
 
-    async def client(self, ctx: Context) -> AsyncHindsight:
+    async def client(self, ctx: Context) -> Client:
         return self._client
 
     def identity(self, ctx: Context) -> bytes:
@@ -41,6 +41,5 @@ def reachable(url: str) -> bool:
         return False
 
 
-async def serve(client: AsyncHindsight, namespace: str | None) -> None:
-    async with client:
-        await build_server(ClientBackend(client, namespace)).run_stdio_async()
+async def serve(client: Client, namespace: str | None) -> None:
+    await build_server(ClientBackend(client, namespace)).run_stdio_async()

@@ -36,7 +36,9 @@ def register(tool: Tool, target: Target) -> None:
     @tool(
         "working_memory_context",
         "What happened so far in a task: the newest steps in "
-        "full and, before them, older steps as short summaries.",
+        "full and, before them, older steps as short summaries, within max_chars characters "
+        "or, when given, max_tokens tokens (estimated: 4 characters a token, 1 for a "
+        "Chinese, Japanese or Korean character).",
         read_only=True,
     )
     async def working_memory_context(
@@ -44,10 +46,13 @@ def register(tool: Tool, target: Target) -> None:
         ctx: Context,
         recent: int = 10,
         max_chars: int = 8000,
+        max_tokens: int | None = None,
         namespace: args.Namespace = None,
     ) -> Any:
         client, ns = await target(ctx, namespace)
-        return dump(await answered(client.context(ns, session_id, recent, max_chars)))
+        return dump(
+            await answered(client.context(ns, session_id, recent, max_chars, max_tokens=max_tokens))
+        )
 
     @tool(
         "session_end",

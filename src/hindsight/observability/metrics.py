@@ -77,6 +77,10 @@ WORKING_MEMORY_READS = Counter(
     "postgres: fallback).",
     ["source"],
 )
+SHED_REQUESTS = Counter(
+    "hindsight_shed_requests_total",
+    "Requests refused with 503 overloaded: no slot came free within the queue wait.",
+)
 STORE_ERRORS = Counter(
     "hindsight_store_errors_total",
     "Failed calls to a store (redis, postgres), by operation.",

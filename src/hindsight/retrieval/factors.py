@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from hindsight.wire.policy import source_trust
+from hindsight.wire.policy import WRITER_SOURCE_CAP, source_trust
 
 DAY_SECONDS = 86_400.0
 
@@ -45,10 +45,15 @@ class LifecycleFactors:
     time_weight: float = 0.0
 
     def trust(self, row: Mapping[str, Any]) -> float:
-        """A curator's `verified` is the top of the scale; else the source's trust."""
+        """A curator's `verified` is the top of the scale; else the source's trust, no more
+        than an agent's when the label is a writer's own word (`source_capped`)."""
         if row.get("verified"):
             return 1.0
-        return source_trust(self.trust_levels, self.trust_default, row.get("source"))
+        level = source_trust(self.trust_levels, self.trust_default, row.get("source"))
+        if row.get("source_capped"):
+            cap = source_trust(self.trust_levels, self.trust_default, WRITER_SOURCE_CAP)
+            level = min(level, cap)
+        return level
 
 
 def last_activity(row: Mapping[str, Any]) -> datetime:

@@ -8,14 +8,19 @@ query time from exact document frequencies (see `stores.memories`):
     idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
 The inner product of the two is the BM25 score, which an HNSW `sparsevec_ip_ops` index
 answers in about a millisecond, where ranking a full-text match list touches every match.
+
+Terms are the keyword tokens (`text.tokenize`) with English words stemmed (`text.stem`),
+so "adopted" finds "adopting" (migration 0028 re-indexed the memories stored before).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from pgvector import SparseVector
 
+from hindsight.text.stem import stem
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS, keyword_tokens, term_id, words
 
 K1 = 1.2
@@ -26,7 +31,7 @@ MAX_TERMS = 1000
 
 
 def document_terms(text: str) -> Counter[int]:
-    return Counter(term_id(t) for t in keyword_tokens(text))
+    return Counter(term_id(stem(t)) for t in keyword_tokens(text))
 
 
 def document_vector(text: str) -> tuple[SparseVector, list[int]]:
@@ -48,8 +53,19 @@ def query_terms(text: str) -> tuple[list[int], list[float]]:
 
     A question in the first person ("where does my sister live?") is about the user, whose
     memories carry `user.` keys by convention: it also looks for the term "user"."""
-    counts: dict[int, float] = {t: float(n) for t, n in document_terms(text).items()}
-    if FIRST_PERSON.intersection(words(text)):
+    return weighted_query_terms([(text, 1.0)])
+
+
+def weighted_query_terms(parts: Sequence[tuple[str, float]]) -> tuple[list[int], list[float]]:
+    """Term ids of a query made of weighted parts (a conversation's turns), each term's
+    count the weighted sum of its counts in the parts."""
+    counts: dict[int, float] = {}
+    first_person = False
+    for text, weight in parts:
+        for term, n in document_terms(text).items():
+            counts[term] = counts.get(term, 0.0) + weight * n
+        first_person = first_person or bool(FIRST_PERSON.intersection(words(text)))
+    if first_person:
         # half weight: a hint towards the user's own memories, not a topic of its own
         # (measured: built-in embedder R@20 0.680 -> 0.758, MiniLM MRR 0.764 -> 0.776)
         user = term_id("user")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -113,9 +114,11 @@ def rank(
     k: int,
     min_relevance: float = 0.0,
     factors: LifecycleFactors | None = None,
+    explain: Mapping[str, Any] | None = None,
 ) -> list[Ranked]:
     """The best `k` candidates more relevant than `min_relevance`, with their score and
-    every component of it (the lifecycle terms, see `factors`, when given)."""
+    every component of it (the lifecycle terms, see `factors`, when given; `explain`:
+    what the caller adds about how the candidates were scored)."""
     vector_ranks = _ranks(rows, "similarity", "from_vector")
     keyword_ranks = _ranks(rows, "keyword", "from_keyword")
     scored = []
@@ -159,6 +162,8 @@ def rank(
                     "vector_rank": vector_ranks.get(id(row)),
                     "keyword_rank": keyword_ranks.get(id(row)),
                     "fusion": config.fusion,
+                    "keyword_weight": config.keyword_weight,
+                    **(explain or {}),
                     **terms,
                 },
             )

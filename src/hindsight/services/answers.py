@@ -24,7 +24,7 @@ from hindsight.wire.memories import (
     Rejected,
     Whoami,
 )
-from hindsight.wire.recall import Components, RecallHit, RecallOut
+from hindsight.wire.recall import Components, ConversationOut, RecallHit, RecallOut
 from hindsight.wire.sessions import ContextOut, EarlierStep, JobOut, SessionEnded, StepOut
 from hindsight.wire.times import TimeAnchorOut, TimeWindowOut
 
@@ -57,6 +57,9 @@ def recall_out(result: RecallResult, query: str) -> RecallOut:
         ],
         vector_skipped=result.vector_skipped,
         rerank_skipped=result.rerank_skipped,
+        conversation=(
+            None if result.conversation is None else ConversationOut(**result.conversation)
+        ),
     )
     window = result.time_window
     if window is not None:

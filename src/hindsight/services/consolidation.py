@@ -133,6 +133,15 @@ class ConsolidationService:
         self._llm = llm
         self._distiller = distiller
 
+    def summary_when_written(self, content: str) -> str | None:
+        """The summary a step gets as it is written: with no LLM, a long step's first
+        sentence (what consolidation would give it later anyway, and the context read
+        needs it now, for a session that runs long before it ends); None for a short step,
+        and with an LLM, whose summaries come with consolidation, off the write path."""
+        if self._llm is not None or len(content) < SUMMARIZE_MIN_CHARS:
+            return None
+        return first_sentence_summary(content)
+
     async def enqueue(self, namespace: str, session_id: str, trigger: str) -> dict[str, Any]:
         async with self._pool.connection() as conn:
             return await store.enqueue(conn, uuid7(), namespace, session_id, trigger)

@@ -44,6 +44,7 @@ class ForgetPolicy:
     """Which memories to let go of: all set criteria must hold."""
 
     max_confidence: float | None = None
+    max_importance: float | None = None
     not_accessed_days: float | None = None  # not recalled (or, never recalled, not created) since
     not_observed_days: float | None = None  # not observed again since
     memory_types: Sequence[str] = ()
@@ -59,6 +60,8 @@ class ForgetPolicy:
         parts = []
         if self.max_confidence is not None:
             parts.append(f"confidence <= {self.max_confidence:g}")
+        if self.max_importance is not None:
+            parts.append(f"importance <= {self.max_importance:g}")
         if self.not_accessed_days is not None:
             parts.append(f"not accessed for {self.not_accessed_days:g} days")
         if self.not_observed_days is not None:
@@ -75,6 +78,7 @@ class ForgetPolicy:
 def forget_policy(body: ForgetIn) -> ForgetPolicy:
     return ForgetPolicy(
         max_confidence=body.max_confidence,
+        max_importance=body.max_importance,
         not_accessed_days=body.not_accessed_days,
         not_observed_days=body.not_observed_days,
         memory_types=tuple(body.memory_types or ()),
@@ -157,6 +161,10 @@ class Curation:
                 columns["tags"] = normalise_tags(value)
             else:
                 columns[name] = value
+        if "source" in columns:  # whoever names the source decides how far it is trusted
+            columns["source_capped"] = columns["source"] is not None and not role.at_least(
+                Role.CURATOR
+            )
         if "mem_value" in columns or "mem_key" in columns:
             key = columns.get("mem_key", current["key"])
             value = columns.get("mem_value", current["value"])
@@ -264,12 +272,13 @@ class Curation:
         )
         if (
             policy.max_confidence is None
+            and policy.max_importance is None
             and policy.not_accessed_days is None
             and (policy.not_observed_days is None)
         ):
             raise InvalidInput(
-                "a forgetting policy needs at least one of max_confidence, not_accessed_days "
-                "or not_observed_days"
+                "a forgetting policy needs at least one of max_confidence, max_importance, "
+                "not_accessed_days or not_observed_days"
             )
 
         async def work(conn: Connection) -> list[dict[str, Any]]:
@@ -277,6 +286,7 @@ class Curation:
                 conn,
                 namespace,
                 max_confidence=policy.max_confidence,
+                max_importance=policy.max_importance,
                 not_accessed_days=policy.not_accessed_days,
                 not_observed_days=policy.not_observed_days,
                 memory_types=list(policy.memory_types),

@@ -20,6 +20,7 @@ from hindsight.llm.prompts import DISTILL_SYSTEM, distill_user, trusted
 from hindsight.services.observing import Observation
 from hindsight.services.recall import RecallRequest, RecallService
 from hindsight.text.filler import is_filler
+from hindsight.text.secrets import redactor
 
 _RELATED_WINDOWS = 10
 _RELATED_PER_WINDOW = 5
@@ -116,13 +117,21 @@ class Distilled:
     existing_shown: int = 0
 
 
+def _said_in(value: str, content: str) -> bool:
+    """Whether a message holds the value, as sent or as the model read it: text bound for
+    the LLM is redacted first, so a value drawn from a secret holds the marker instead."""
+    value = value.lower()
+    if value in content.lower():
+        return True
+    return "[redacted:" in value and value in redactor().redact(content)[0].lower()
+
+
 def provenance(c: Candidate, transcript: list[dict[str, Any]]) -> str | None:
     """The role of the untrusted message (tool, web, ...) a candidate was drawn from, or
     None when trusted messages support it. Checked against the text, not only taken from
     the model's `from`: a model fooled by a tool's output may misreport that too."""
     claimed = [transcript[i] for i in c.sources if 0 <= i < len(transcript)]
-    value = c.value.lower()
-    holding = [m for m in transcript if value and value in m["content"].lower()]
+    holding = [m for m in transcript if c.value and _said_in(c.value, m["content"])]
     untrusted = [m for m in claimed + holding if not trusted(m["role"])]
     if not untrusted or any(trusted(m["role"]) for m in holding):
         return None

@@ -25,6 +25,7 @@ from hindsight.db.pool import Connection
 from hindsight.services.merge import merge_near_duplicates
 from hindsight.services.moves import Move
 from hindsight.services.policy import PolicyService
+from hindsight.services.reflection import Reflection
 from hindsight.stores import (
     lifecycle as store,
     lifecycle_moves as moves_store,
@@ -32,7 +33,7 @@ from hindsight.stores import (
     maintenance as maintenance_store,
 )
 from hindsight.stores.reads import ReadRouter
-from hindsight.wire.policy import Policy
+from hindsight.wire.policy import LifecyclePolicy, Policy, Retention
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,41 @@ class _Visit:
             self.on_move(Move(self.ns, row["id"], row["key"], action, rule, reason))
 
 
+def _scopes(life: LifecyclePolicy) -> list[rules_store.Scope]:
+    """The namespace's retention, then each tag's and memory type's over it."""
+    day = 86_400.0
+    base = rules_store.Scope(
+        cold_s=(life.cold_after_days or 0) * day,
+        archive_s=(life.archive_after_days or 0) * day,
+        archive_imp=1.0 if life.archive_below_importance is None else life.archive_below_importance,
+        del_imp=life.delete_below_importance or 0.0,
+        del_s=(life.delete_after_days or 0) * day,
+    )
+
+    def over(kind: str, name: str, own: Retention) -> rules_store.Scope:
+        def days(value: float | None, default: float) -> float:
+            return value * day if value else default
+
+        def level(value: float | None, default: float) -> float:
+            return default if value is None else value
+
+        return rules_store.Scope(
+            kind=kind,
+            name=name,
+            cold_s=days(own.cold_after_days, base.cold_s),
+            archive_s=days(own.archive_after_days, base.archive_s),
+            archive_imp=level(own.archive_below_importance, base.archive_imp),
+            del_imp=level(own.delete_below_importance, base.del_imp),
+            del_s=days(own.delete_after_days, base.del_s),
+        )
+
+    return [
+        base,
+        *(over("tag", tag, own) for tag, own in (life.by_tag or {}).items()),
+        *(over("memory_type", t, own) for t, own in (life.by_type or {}).items()),
+    ]
+
+
 def _params(settings: Settings, policy: Policy, namespace: str, now: datetime) -> dict[str, Any]:
     life, ranking = policy.lifecycle, policy.ranking
     assert life is not None and ranking is not None
@@ -90,10 +126,7 @@ def _params(settings: Settings, policy: Policy, namespace: str, now: datetime) -
     return {
         "ns": namespace,
         "now": now,
-        "cold_s": (life.cold_after_days or 0) * day,
-        "archive_s": (life.archive_after_days or 0) * day,
-        "del_imp": life.delete_below_importance or 0.0,
-        "del_s": (life.delete_after_days or 0) * day,
+        **rules_store.scope_params(_scopes(life)),
         "low_conf": life.low_confidence_below or 0.0,
         "low_conf_s": (life.low_confidence_every_days or 0) * day,
         "batch": settings.lifecycle_batch_size,
@@ -109,8 +142,10 @@ class LifecycleService:
         pool: AsyncConnectionPool[Connection],
         policies: PolicyService,
         reads: ReadRouter | None = None,
+        reflection: Reflection | None = None,
     ) -> None:
         self._settings = settings
+        self._reflection = reflection
         self._pool = pool
         self._policies = policies
         self._reads = reads or ReadRouter(pool, pool)
@@ -186,7 +221,17 @@ class LifecycleService:
                 life.session_demotion_delay_seconds or 0,
                 life.session_demotion_factor or 0.0,
             )
-            await self._merge(visit, life.merge_per_run or 0)
+        await self._merge(visit, life.merge_per_run or 0)
+        if self._reflection is not None:
+            await self._reflection.run(
+                visit.conn,
+                visit.ns,
+                policy,
+                now=visit.now,
+                dry_run=visit.dry_run,
+                actor=ACTOR,
+                emit=lambda move: self._moved(visit, move),
+            )
         cap = capacity.max_active_memories or self._settings.namespace_capacity
         active, archived = await self._capacity(visit, cap, params)
         if not visit.dry_run:
@@ -265,11 +310,20 @@ class LifecycleService:
         if not per_run:
             return
         for move in await merge_near_duplicates(
-            visit.conn, visit.ns, self._settings.dedup_threshold, per_run, actor=ACTOR
+            visit.conn,
+            visit.ns,
+            self._settings.dedup_threshold,
+            per_run,
+            actor=ACTOR,
+            dry_run=visit.dry_run,
         ):
-            visit.report.counts["merged"] += 1
-            if visit.on_move is not None:
-                visit.on_move(move)
+            self._moved(visit, move)
+
+    @staticmethod
+    def _moved(visit: _Visit, move: Move) -> None:
+        visit.report.counts[move.action] += 1
+        if visit.on_move is not None:
+            visit.on_move(move)
 
     async def _capacity(self, visit: _Visit, cap: int, params: dict[str, Any]) -> tuple[int, int]:
         """Archive the lowest-value memories down to the cap (a dry run lists one batch of

@@ -18,8 +18,15 @@ from hindsight.text.twins import same_words
 
 
 async def merge_near_duplicates(
-    conn: Connection, namespace: str, threshold: float, per_run: int, *, actor: str
+    conn: Connection,
+    namespace: str,
+    threshold: float,
+    per_run: int,
+    *,
+    actor: str,
+    dry_run: bool = False,
 ) -> list[Move]:
+    """The merges done (a dry run: those the next run would do, nothing changed)."""
     if threshold <= 0:
         return []
     state = await lifecycle_store.state(conn, namespace)
@@ -33,6 +40,20 @@ async def merge_near_duplicates(
                 continue
             if not same_words(pair["a_value"], pair["b_value"]):
                 continue  # similar to the embedder, but not the same claim
+            if dry_run:
+                gone.add(pair["b"])
+                moves.append(
+                    Move(
+                        namespace,
+                        pair["b"],
+                        pair["b_key"],
+                        "merged",
+                        "merge",
+                        f"near-duplicate of {pair['a']} (similarity "
+                        f"{float(pair['similarity']):.3f}); the less important is merged",
+                    )
+                )
+                continue
             row = await store.merge_pair(
                 conn, namespace, pair["a"], pair["b"], float(pair["similarity"]), actor
             )
@@ -49,5 +70,6 @@ async def merge_near_duplicates(
                     f"merged into {row['winner']} (key {row['winner_key']!r})",
                 )
             )
-        await lifecycle_store.save_state(conn, namespace, merge_cursor=resume)
+        if not dry_run:
+            await lifecycle_store.save_state(conn, namespace, merge_cursor=resume)
     return moves

@@ -11,6 +11,7 @@ class Move:
     namespace: str
     id: uuid.UUID
     key: str
-    action: str  # cold | archived | delete | expire | demote | merged
+    # cold | archived | delete | expire | demote | merged | superseded | review | distilled
+    action: str
     rule: str
     reason: str

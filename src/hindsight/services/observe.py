@@ -9,6 +9,7 @@ all-or-nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -20,10 +21,12 @@ from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.embeddings.base import Embedder
 from hindsight.ids import uuid7
+from hindsight.llm import LLM
 from hindsight.observability import metrics
 from hindsight.retrieval.keywords import document_vector
 from hindsight.services import roles
 from hindsight.services.access_recorder import AccessRecorder
+from hindsight.services.contradictions import judge_for
 from hindsight.services.observing import (
     Observation,
     ObserveBatch,
@@ -38,6 +41,69 @@ from hindsight.services.transactions import Writer
 from hindsight.services.trust import WRITER_CONFIDENCE_MAX
 from hindsight.stores import memories as store
 from hindsight.text import memory_text
+from hindsight.wire.policy import LifecyclePolicy
+
+Then = Callable[[Connection, list[Outcome]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class _Gate:
+    """The policy's judgment of the writes a client did not rate: those whose estimated
+    importance is under `write_below_importance` are stored cold or dropped."""
+
+    threshold: float
+    action: str  # cold | drop
+
+    @classmethod
+    def of(cls, life: LifecyclePolicy) -> _Gate:
+        return cls(life.write_below_importance or 0.0, life.write_below_importance_action or "cold")
+
+    def catches(self, o: Observation) -> bool:
+        return o.importance_estimated and o.importance < self.threshold
+
+    def reason(self, o: Observation) -> str:
+        return (
+            f"estimated importance {o.importance:g} is under the policy's "
+            f"write_below_importance {self.threshold:g}"
+        )
+
+    def dropped(self, o: Observation) -> Outcome:
+        return Outcome(
+            id=None,
+            key=o.key,
+            outcome="dropped",
+            confidence=0.0,
+            observation_count=0,
+            memory_type=o.memory_type,
+            reason=self.reason(o) + ": not stored",
+        )
+
+    def cooling(
+        self,
+        namespace: str,
+        items: Sequence[Observation],
+        then: Then | None,
+        cooled: dict[uuid.UUID, str],
+    ) -> Then | None:
+        """`then`, after cooling in the batch's transaction the memories the caught items
+        created (noting them in `cooled`, id -> reason)."""
+        caught = {i for i, o in enumerate(items) if self.catches(o)}
+        if not caught:
+            return then
+
+        async def cool(conn: Connection, outcomes: list[Outcome]) -> None:
+            for i in sorted(caught):
+                done = outcomes[i]
+                if done.outcome == "created" and done.id is not None:
+                    reason = self.reason(items[i]) + ": stored cold"
+                    await store.store_cold(
+                        conn, namespace, done.id, actor="importance", reason=reason
+                    )
+                    cooled[done.id] = reason
+            if then is not None:
+                await then(conn, outcomes)
+
+        return cool
 
 
 @dataclass(frozen=True)
@@ -49,6 +115,8 @@ class Observer:
     policies: PolicyService
     # what recall returned to whom lately: an observation echoing it is not evidence
     recorder: AccessRecorder | None = None
+    # tells a contradiction from two compatible claims when configured (else the rules)
+    llm: LLM | None = None
 
     def _recalled(self, namespace: str, actor: str, window: float) -> Recalled | None:
         recorder = self.recorder
@@ -62,9 +130,10 @@ class Observer:
         return recalled
 
     async def claims(
-        self, items: Sequence[Observation], confidences: Sequence[float]
+        self, items: Sequence[Observation], confidences: Sequence[float], *, capped: bool = False
     ) -> list[store.NewClaim]:
-        """The items as rows to write: embedded and keyword-indexed, at these confidences."""
+        """The items as rows to write: embedded and keyword-indexed, at these confidences.
+        `capped`: a writer sent them, so a source label they carry is its own word."""
         texts = [memory_text(o.key, o.value) for o in items]
         vectors = await self.embedder.embed(texts)
         claims = []
@@ -88,6 +157,7 @@ class Observer:
                     permanent=obs.permanent,
                     expires_at=obs.expires_at,
                     occurred_at=obs.occurred_at,
+                    source_capped=capped and obs.source is not None,
                 )
             )
         return claims
@@ -99,7 +169,7 @@ class Observer:
         *,
         actor: str,
         role: Role = Role.WRITER,
-        then: Callable[[Connection, list[Outcome]], Awaitable[None]] | None = None,
+        then: Then | None = None,
         dedup: bool = True,
         single: bool = False,
     ) -> list[Outcome]:
@@ -112,8 +182,26 @@ class Observer:
         not at all. Only a curator may vouch for a claim (`roles`). The namespace's trust
         policy caps each claim's initial confidence and decides which claims wait for review
         (`trust`): those are stored as quarantined rows beside the live memory of their key,
-        and an independent trusted re-observation of one releases it.
+        and an independent trusted re-observation of one releases it. An item the client
+        did not rate whose estimated importance is under the policy's
+        write_below_importance is stored cold (outcome `stored_cold`) or not at all
+        (`dropped`).
         """
+        life = (await self.policies.get(namespace)).lifecycle
+        assert life is not None
+        gate = _Gate.of(life)
+        if gate.action == "drop" and any(gate.catches(o) for o in items):
+            kept = [o for o in items if not gate.catches(o)]
+            stored = iter(
+                await self.observe(
+                    namespace, kept, actor=actor, role=role, then=then, dedup=dedup, single=single
+                )
+                if kept
+                else []
+            )
+            return [gate.dropped(o) if gate.catches(o) else next(stored) for o in items]
+        cooled: dict[uuid.UUID, str] = {}
+        then = gate.cooling(namespace, items, then, cooled)
         initial = self.settings.initial_confidence
         for i, o in enumerate(items):
             what = vouching(o.verified or None, o.permanent or None, o.confidence, initial)
@@ -138,11 +226,18 @@ class Observer:
             then=then,
             ceiling=1.0 if role.at_least(Role.CURATOR) else WRITER_CONFIDENCE_MAX,
             recalled=self._recalled(namespace, actor, trust.echo_window_seconds or 0.0),
+            contradiction_similarity=(trust.contradiction_similarity or 0.0) if dedup else 0.0,
+            contradiction_judge=judge_for(self.llm),
         )
         batch.prepared = await self.claims(
-            items, [batch.verdict(o, None).confidence for o in items]
+            items, [batch.verdict(o, None).confidence for o in items], capped=not batch.curator
         )
-        outcomes = await self.writer.write(namespace, batch.run)
+        outcomes = [
+            dataclasses.replace(o, outcome="stored_cold", reason=cooled[o.id])
+            if o.id in cooled
+            else o
+            for o in await self.writer.write(namespace, batch.run)
+        ]
         for done in outcomes:
             label = "deduplicated" if done.requested_key else done.outcome
             metrics.OBSERVE_OUTCOMES.labels(label).inc()

@@ -13,13 +13,17 @@ from datetime import datetime
 from typing import Any
 
 from hindsight.db.pool import Connection
+from hindsight.services.contradictions import Judge, Resolved, contradiction, resolve
 from hindsight.services.trust import Verdict, judge, releases
 from hindsight.stores import (
+    contradictions as contradiction_store,
     lifecycle_moves,
     memories as store,
     quarantine as quarantine_store,
     search as search_store,
 )
+from hindsight.text.importance import estimate_importance
+from hindsight.text.subjects import comparable, prefix
 from hindsight.text.twins import same_words
 from hindsight.wire.memories import MemoryIn, expiry
 from hindsight.wire.policy import TrustPolicy
@@ -43,12 +47,21 @@ class Observation:
     occurred_at: datetime | None = None  # when it happened (None: unknown)
     # set by a caller that knows the claim is suspect (why): it is quarantined
     suspect: str | None = None
+    # the client rated nothing: `importance` is the built-in estimate, and the policy's
+    # write_below_importance gate judges it
+    importance_estimated: bool = False
 
 
 def observation_from(m: MemoryIn) -> Observation:
     """A claim as the API's body states it, with its time to live made an expiry."""
-    claim = m.model_dump(exclude={"expires_at", "ttl_seconds"})
-    return Observation(**claim, expires_at=expiry(m.expires_at, m.ttl_seconds))
+    claim = m.model_dump(exclude={"expires_at", "ttl_seconds", "importance"})
+    estimated = m.importance is None
+    return Observation(
+        **claim,
+        importance=estimate_importance(m.value) if m.importance is None else m.importance,
+        importance_estimated=estimated,
+        expires_at=expiry(m.expires_at, m.ttl_seconds),
+    )
 
 
 # (connection, memory ids) -> those a recall by this batch's actor returned lately
@@ -57,9 +70,10 @@ Recalled = Callable[[Connection, set[uuid.UUID]], Awaitable[set[uuid.UUID]]]
 
 @dataclass(frozen=True)
 class Outcome:
-    id: uuid.UUID
+    id: uuid.UUID | None  # None: dropped, nothing stored
     key: str
-    outcome: str  # created | reinforced | superseded | quarantined | released | echoed
+    # created | reinforced | superseded | quarantined | released | echoed | stored_cold | dropped
+    outcome: str
     confidence: float
     observation_count: int
     memory_type: str
@@ -102,6 +116,8 @@ class _Run:
     done: dict[int, Outcome] = field(default_factory=dict)  # by position in the batch
     # the waiting claim a position joins instead of being held as a row of its own
     rejoin: dict[int, uuid.UUID] = field(default_factory=dict)
+    # the live memory under another key a position contradicts, and what is done about it
+    contradicts: dict[int, tuple[dict[str, Any], Resolved]] = field(default_factory=dict)
 
 
 @dataclass
@@ -124,6 +140,10 @@ class ObserveBatch:
     then: Callable[[Connection, list[Outcome]], Awaitable[None]] | None = None
     # which of these memories recall returned to this actor within the echo window
     recalled: Recalled | None = None
+    # contradictions under other keys: how alike a pair must be (0: not checked), and
+    # who tells a different claim (`contradictions`)
+    contradiction_similarity: float = 0.0
+    contradiction_judge: Judge | None = None
     prepared: list[store.NewClaim] = field(default_factory=list)
 
     def verdict(self, o: Observation, live: dict[str, Any] | None) -> Verdict:
@@ -151,9 +171,13 @@ class ObserveBatch:
         twins = await self._twins(state, normal)
         echoes = await self._echoes(state, normal, live, twins)
         normal = [p for p in normal if p not in echoes]
+        await self._contradictions(state, normal, live, twins)
+        holding += [p for p, (_, r) in state.contradicts.items() if r.how != "supersede"]
+        normal = [p for p in normal if p not in holding]
         await self._write_rounds(state, normal, twins)
         await self._release(state, releasing)
         await self._hold(state, holding, held)
+        await self._settle(state)
         outcomes = [state.done[p] for p in sorted(state.done)]
         if self.then is not None:
             await self.then(conn, outcomes)
@@ -282,6 +306,106 @@ class ObserveBatch:
             )
             echoes.add(p)
         return echoes
+
+    async def _contradictions(
+        self,
+        state: _Run,
+        normal: list[int],
+        live: dict[str, dict[str, Any]],
+        twins: dict[int, dict[str, Any]],
+    ) -> None:
+        """The live memory under another key each new claim contradicts, and how it is
+        resolved (`contradictions.resolve`); a claim held for review gets its reason."""
+        if self.contradiction_similarity <= 0 or self.contradiction_judge is None:
+            return
+        claims = state.claims
+        ps = [
+            p
+            for p in normal
+            if p not in twins and claims[p].key not in live and comparable(claims[p].key)
+        ]
+        if not ps:
+            return
+        found = await search_store.contenders(
+            state.conn,
+            self.namespace,
+            [claims[p] for p in ps],
+            [prefix(claims[p].key) for p in ps],
+            self.contradiction_similarity,
+            self.exact_max,
+        )
+        taken: set[uuid.UUID] = set()
+        for i, candidates in found.items():
+            p = ps[i]
+            newer = {"key": claims[p].key, "value": claims[p].value}
+            hit = await contradiction(
+                self.contradiction_judge, newer, [c for c in candidates if c["id"] not in taken]
+            )
+            if hit is None:
+                continue
+            older = await contradiction_store.lock_live(state.conn, self.namespace, hit[0]["id"])
+            if older is None or older["value"] != hit[0]["value"]:
+                continue  # changed since the search: judged against what it no longer says
+            taken.add(older["id"])
+            resolved = resolve(
+                self.trust,
+                trust=state.verdicts[p].trust,
+                source=claims[p].source,
+                older=older,
+                why=hit[1],
+                curator=self.curator,
+            )
+            state.contradicts[p] = (older, resolved)
+            if resolved.how != "supersede":
+                state.verdicts[p] = dataclasses.replace(state.verdicts[p], reason=resolved.reason)
+
+    async def _settle(self, state: _Run) -> None:
+        """Each contradiction's older memory archived (superseded) or sent to review, and
+        both memories' history naming the other."""
+        for p, (older, resolved) in state.contradicts.items():
+            done = state.done[p]
+            if done.id is None:  # dropped by the importance gate: nothing stands against it
+                continue
+            newer = f"memory {done.id} (key {done.key!r})"
+            if resolved.how == "supersede":
+                await contradiction_store.move(
+                    state.conn,
+                    self.namespace,
+                    older["id"],
+                    "archived",
+                    actor=self.actor,
+                    reason=f"superseded by contradicting {newer}: {resolved.reason}",
+                )
+                await contradiction_store.note(
+                    state.conn,
+                    self.namespace,
+                    done.id,
+                    change="superseded",
+                    actor=self.actor,
+                    reason=resolved.reason,
+                )
+                state.done[p] = dataclasses.replace(
+                    done, outcome="superseded", reason=resolved.reason
+                )
+                continue
+            if resolved.how == "review":
+                await contradiction_store.move(
+                    state.conn,
+                    self.namespace,
+                    older["id"],
+                    "quarantined",
+                    actor=self.actor,
+                    reason=f"sent to review: contradicted by quarantined {newer}",
+                )
+            else:
+                await contradiction_store.note(
+                    state.conn,
+                    self.namespace,
+                    older["id"],
+                    change="updated",
+                    actor=self.actor,
+                    reason=f"contradicted by quarantined {newer}, which waits for a curator",
+                )
 
     async def _write_rounds(
         self, state: _Run, normal: list[int], twins: dict[int, dict[str, Any]]

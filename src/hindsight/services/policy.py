@@ -53,11 +53,19 @@ def effective(settings: Settings, stored: dict[str, Any]) -> Policy:
         raise InvalidInput(f"{path}: {first['msg']}") from None
     life = policy.lifecycle
     assert life is not None and life.cold_after_days and life.archive_after_days
-    if life.archive_after_days <= life.cold_after_days:
-        raise InvalidInput(
-            f"lifecycle.archive_after_days: must be more than cold_after_days "
-            f"({life.cold_after_days:g}); memories cool before they are archived"
-        )
+    scopes = {"lifecycle": (life.cold_after_days, life.archive_after_days)}
+    for section, kinds in (("by_type", life.by_type), ("by_tag", life.by_tag)):
+        for kind, own in (kinds or {}).items():
+            scopes[f"lifecycle.{section}.{kind}"] = (
+                own.cold_after_days or life.cold_after_days,
+                own.archive_after_days or life.archive_after_days,
+            )
+    for path, (cold, archive) in scopes.items():
+        if archive <= cold:
+            raise InvalidInput(
+                f"{path}.archive_after_days: must be more than cold_after_days "
+                f"({cold:g}); memories cool before they are archived"
+            )
     return policy
 
 

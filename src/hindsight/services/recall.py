@@ -24,7 +24,7 @@ from hindsight.observability import metrics, timing
 from hindsight.rerank.base import Reranker
 from hindsight.rerank.combine import reranked
 from hindsight.retrieval.factors import LifecycleFactors
-from hindsight.retrieval.keywords import query_terms
+from hindsight.retrieval.keywords import weighted_query_terms
 from hindsight.retrieval.ranking import (
     Fusion,
     Ranked,
@@ -33,6 +33,7 @@ from hindsight.retrieval.ranking import (
     merge_hops,
     rank,
 )
+from hindsight.retrieval.searched import Searched, combined, searched
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.policy import PolicyService
 from hindsight.services.redaction import scrubber
@@ -42,6 +43,7 @@ from hindsight.stores.reads import ReadRouter
 from hindsight.stores.recall_log import RecallEntry
 from hindsight.stores.specificity import Specificities
 from hindsight.text import anchored, timeexpr
+from hindsight.text.conversation import Turn
 from hindsight.text.timeexpr import TimeWindow
 from hindsight.wire.recall import RecallIn
 
@@ -52,7 +54,7 @@ log = logging.getLogger(__name__)
 class RecallRequest:
     """What to recall and how to rank it; unset options take the configured defaults."""
 
-    query: str
+    query: str  # may be empty when `context` is given
     k: int = 10
     filter: MemoryFilter = field(default_factory=MemoryFilter)
     fusion: Fusion | None = None
@@ -62,6 +64,15 @@ class RecallRequest:
     # when the question is asked, for its time expressions (None: now)
     reference_time: datetime | None = None
     resolve_time: bool | None = None  # None: HINDSIGHT_RESOLVE_TIME
+    # the conversation's recent turns, oldest first (the query, if any, is the latest)
+    context: tuple[Turn, ...] = ()
+    # search a conversation as weighted turns (None: HINDSIGHT_RECALL_CONVERSATION)
+    conversation: bool | None = None
+
+    @property
+    def asked(self) -> str:
+        """The query as the recall log keeps it: the query, else the context's turns."""
+        return self.query or "\n".join(f"{t.role}: {t.content}" for t in self.context)
 
 
 # a time window's two ends in a recall body; each must be earlier than the other end
@@ -73,19 +84,23 @@ WINDOWS = (
 
 
 def recall_request(body: RecallIn, *, default_hops: int) -> RecallRequest:
-    """The API's recall body as the service's request; a time window must not be empty."""
+    """The API's recall body as the service's request; a time window must not be empty,
+    and there must be something to search for."""
+    if not body.query and not body.context:
+        raise InvalidInput("query: give a query, a context (recent turns) or both")
     ends = {end: getattr(body, end) for window in WINDOWS for end in window}
     for low, high in WINDOWS:
         if ends[low] is not None and ends[high] is not None and ends[low] >= ends[high]:
             raise InvalidInput(f"{low}: must be earlier than {high}")
     return RecallRequest(
-        query=body.query,
+        query=body.query or "",
         k=body.k,
         filter=MemoryFilter(
             memory_types=tuple(body.memory_types or ()),
             tags=tuple(body.tags or ()),
             tags_any=tuple(body.tags_any or ()),
             min_confidence=body.min_confidence,
+            min_importance=body.min_importance,
             **ends,
         ),
         fusion=body.fusion,
@@ -94,6 +109,8 @@ def recall_request(body: RecallIn, *, default_hops: int) -> RecallRequest:
         hops=body.hops or default_hops,
         reference_time=body.reference_time,
         resolve_time=body.resolve_time,
+        context=tuple(Turn(t.role, t.content) for t in body.context or ()),
+        conversation=body.conversation,
     )
 
 
@@ -105,6 +122,8 @@ class Ranking:
     # the time the query named, which ranked the results, and what the arms searched for
     time_window: TimeWindow | None = None
     searched_query: str | None = None
+    # the conversation the arms searched, turn by turn (None: a plain query)
+    conversation: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +135,7 @@ class RecallResult:
     rerank_skipped: str | None = None
     time_window: TimeWindow | None = None
     searched_query: str | None = None
+    conversation: dict[str, Any] | None = None
 
 
 def _logged(item: Ranked) -> dict[str, Any]:
@@ -146,6 +166,8 @@ def _logged_filters(request: RecallRequest, ranking: Ranking) -> dict[str, Any]:
             out["time_window"]["anchor"] = window.anchor
         if window.vague:
             out["time_window"]["vague"] = True
+    if ranking.conversation is not None:
+        out["conversation"] = ranking.conversation
     return out
 
 
@@ -177,7 +199,7 @@ class RecallService:
     def ranking(self, request: RecallRequest) -> RankingConfig:
         weight = request.keyword_weight
         return RankingConfig(
-            keyword_weight=self._settings.keyword_weight if weight is None else weight,
+            keyword_weight=self._settings.resolved_keyword_weight if weight is None else weight,
             access_alpha=self._settings.access_alpha,
             access_boost_max=self._settings.access_boost_max,
             fusion=request.fusion or "linear",
@@ -190,22 +212,36 @@ class RecallService:
         vector arm. With `hops=2`, a
         second search follows the best hit ("where does my sister live?" finds the
         sister, then where she lives). A time the query names ("last May") ranks the
-        results (`time_window`)."""
-        window = await self.time_window(namespace, request)
-        query = request.query
-        if window is not None and self._settings.time_strip_query:
-            query = window.without(query)
-        first = await self._rank_once(namespace, query, request, window)
+        results (`time_window`). A conversation (`context`, or a query that is a
+        transcript) is searched as weighted turns (`retrieval.searched`), its time read
+        from its latest user turn."""
+        search = self.searched(request)
+        timed = dataclasses.replace(request, query=search.time_text)
+        window = await self.time_window(namespace, timed) if timed.query else None
+        if window is not None and self._settings.time_strip_query and not search.conversation:
+            search = Searched.plain(window.without(search.text))
+        first = await self._rank_once(namespace, search, request, window)
+        explained = search.explained()
         if request.hops < 2 or not first.results:
-            return dataclasses.replace(first, time_window=window, searched_query=query)
+            return dataclasses.replace(
+                first, time_window=window, searched_query=search.text, conversation=explained
+            )
         anchor = first.results[0]
-        second = await self._rank_once(namespace, f"{query} {anchor.row['value']}", request, window)
+        second = await self._rank_once(namespace, search.plus(anchor.row["value"]), request, window)
         return Ranking(
             merge_hops(first.results, second.results, anchor, request.k),
             first.vector_skipped or second.vector_skipped,
             window,
-            query,
+            search.text,
+            explained,
         )
+
+    def searched(self, request: RecallRequest) -> Searched:
+        """What the arms search for: the query, or the conversation it and the context
+        make (`conversation`, default HINDSIGHT_RECALL_CONVERSATION)."""
+        wanted = request.conversation
+        on = self._settings.recall_conversation if wanted is None else wanted
+        return searched(request.query, request.context, on)
 
     async def time_window(self, namespace: str, request: RecallRequest) -> TimeWindow | None:
         """The time the query names: a date or a span ("last May"), else one anchored on an
@@ -224,7 +260,7 @@ class RecallService:
         lookup = dataclasses.replace(
             request, query=found.event, k=1, min_relevance=ANCHOR_MIN_RELEVANCE
         )
-        best = (await self._rank_once(namespace, found.event, lookup, None)).results
+        best = (await self._rank_once(namespace, Searched.plain(found.event), lookup, None)).results
         if not best:
             return None
         row = best[0].row
@@ -235,24 +271,28 @@ class RecallService:
         anchor = {"id": str(row["id"]), "key": row["key"], "time": moment.isoformat()}
         return dataclasses.replace(window, anchor=anchor)
 
-    async def _query_vector(self, query: str) -> tuple[HalfVector | None, str | None]:
-        """The query's embedding; or, when the endpoint is down or answers nonsense, None
-        and why. Recall then ranks by keywords alone: a degraded answer beats none, and
-        the response says it was degraded."""
+    async def _query_vector(self, search: Searched) -> tuple[HalfVector | None, str | None]:
+        """The query's embedding (a conversation's: the weighted mean of its turns', in one
+        request); or, when the endpoint is down or answers nonsense, None and why. Recall
+        then ranks by keywords alone: a degraded answer beats none, and the response says
+        it was degraded."""
+        texts = [text[: limits.QUERY_MAX_CHARS * 3] for text, _ in search.parts]
         try:
             with timing.span("embed"):
-                (vector,) = await self._embedder.embed([query[: limits.QUERY_MAX_CHARS * 3]])
+                vectors = await self._embedder.embed(texts)
         except (Unavailable, ProviderError) as exc:
             log.warning("recall without the vector arm: %s", exc)
             metrics.RECALL_VECTOR_SKIPPED.inc()
             return None, f"the query could not be embedded: {exc}"
-        return HalfVector(vector), None
+        if len(vectors) == 1:
+            return HalfVector(vectors[0]), None
+        return HalfVector(combined(vectors, [w for _, w in search.parts])), None
 
     async def _rank_once(
-        self, namespace: str, query: str, request: RecallRequest, window: TimeWindow | None
+        self, namespace: str, query: Searched, request: RecallRequest, window: TimeWindow | None
     ) -> Ranking:
         vector, skipped = await self._query_vector(query)
-        terms, counts = query_terms(query)
+        terms, counts = weighted_query_terms(query.parts)
         search = store.Search(
             namespace=namespace,
             query_vector=vector,
@@ -264,6 +304,7 @@ class RecallService:
             exact_max=self._settings.exact_search_max_rows,
             postings_budget=self._settings.keyword_postings_budget,
             specificity=self._settings.specificity_weight > 0,
+            keyword_of_memory=query.conversation,
         )
         searches = [search]
         narrowed = request.filter.within(window.start, window.end) if window else None
@@ -293,7 +334,10 @@ class RecallService:
         else:
             ranking = self.ranking(request)
         rows = merge_arms(by_vector, by_keyword)
-        ranked = rank(rows, ranking, request.k, request.min_relevance, factors)
+        explain: dict[str, Any] = {"keyword_of": "memory" if query.conversation else "query"}
+        if query.conversation:
+            explain["conversation_turns"] = len(query.turns)
+        ranked = rank(rows, ranking, request.k, request.min_relevance, factors, explain)
         return Ranking(ranked, skipped)
 
     def _keep_specificities(self, namespace: str, found: list[list[dict[str, Any]]]) -> None:
@@ -349,7 +393,10 @@ class RecallService:
         # the query is logged: no secret in it is kept (or, in reject mode, the recall is
         # refused)
         scrub = await scrubber(self._policies, namespace)
-        query = scrub("query", request.query)
+        query = scrub("query", request.query) if request.query else request.query
+        context = tuple(Turn(t.role, scrub("context", t.content)) for t in request.context)
+        if context != request.context:
+            request = dataclasses.replace(request, context=context)
         # so are the tag filters (stored tags are redacted alike, so a filter still matches)
         where = request.filter
         tags = tuple(scrub.strings("tags", where.tags))
@@ -365,9 +412,11 @@ class RecallService:
             depth = max(request.k, self._settings.rerank_candidates)
             ranking = await self.rank(namespace, dataclasses.replace(request, k=depth))
             with timing.span("rerank"):
+                # a conversation is reranked against the turns the arms searched
+                plain = ranking.conversation is None
                 ranked, rerank_skipped = await reranked(
                     self._reranker,
-                    request.query,
+                    request.query if plain else ranking.searched_query or request.asked,
                     ranking.results,
                     request.k,
                     self._settings.rerank_weight,
@@ -379,7 +428,7 @@ class RecallService:
             RecallEntry(
                 id=recall_id,
                 namespace=namespace,
-                query=request.query,
+                query=request.asked,
                 k=request.k,
                 filters=_logged_filters(request, ranking),
                 result_ids=[r.row["id"] for r in ranked],
@@ -397,6 +446,7 @@ class RecallService:
             rerank_skipped=rerank_skipped,
             time_window=ranking.time_window,
             searched_query=ranking.searched_query,
+            conversation=ranking.conversation,
         )
 
     async def explain(self, namespace: str, recall_id: uuid.UUID) -> dict[str, Any] | None:

@@ -69,6 +69,8 @@ class SessionService:
         scrub = await scrubber(self._policies, namespace)
         content = scrub("content", content)
         summary = scrub.optional("summary", summary)
+        if summary is None:
+            summary = self._consolidation.summary_when_written(content)
         metadata = scrub.json("metadata", metadata or {})
         idempotency_key = scrub.refuse("idempotency_key", idempotency_key)
         async with self._pool.connection() as conn:
@@ -130,16 +132,30 @@ class SessionService:
         return rows
 
     async def context(
-        self, namespace: str, session_id: str, *, recent: int, max_chars: int
+        self,
+        namespace: str,
+        session_id: str,
+        *,
+        recent: int,
+        max_chars: int,
+        max_tokens: int | None = None,
     ) -> Context:
         """The newest `recent` steps whole; before them, older steps as their summary (or
-        their content while no summary exists), newest first, until `max_chars` is spent."""
+        their content while no summary exists), newest first, until `max_chars` is spent
+        (or `max_tokens`, estimated as 4 characters a token, 1 for a Chinese, Japanese or
+        Korean character: agents budget prompts in tokens, and a CJK character is about
+        one)."""
         newest = await self.recent(namespace, session_id, recent)
         if not newest or newest[0]["step_index"] == 0:
             return Context(newest, [], 0)
         async with self._pool.connection() as conn:
             earlier, older = await store.earlier_within(
-                conn, namespace, session_id, newest[0]["step_index"], max_chars
+                conn,
+                namespace,
+                session_id,
+                newest[0]["step_index"],
+                max_chars if max_tokens is None else 4 * max_tokens,
+                cjk_weight=0 if max_tokens is None else 3,
             )
         earlier.reverse()
         return Context(newest, earlier, older - len(earlier))

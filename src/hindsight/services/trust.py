@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from hindsight.text.injection import describe, markers
-from hindsight.wire.policy import TrustPolicy
+from hindsight.wire.policy import WRITER_SOURCE_CAP, TrustPolicy
 
 # the source whose trust caps a writer's self-declared one (`writer_trust`)
-WRITER_SOURCE_CAP = "agent"
 # How far a writer's reinforcement lifts a confidence. The same key repeating a claim is not
 # independent evidence, and the server cannot tell one agent's repetition from several
 # agents behind one key, so no writer's repetition reaches certainty: 1.0 is a curator's

@@ -23,6 +23,7 @@ class MemoryFilter:
     tags: tuple[str, ...] = ()
     tags_any: tuple[str, ...] = ()
     min_confidence: float | None = None
+    min_importance: float | None = None
     created_after: datetime | None = None
     created_before: datetime | None = None
     observed_after: datetime | None = None
@@ -40,7 +41,7 @@ class MemoryFilter:
         for name in ("memory_types", "tags", "tags_any"):
             if getattr(self, name):
                 out[name] = list(getattr(self, name))
-        for name in ("min_confidence", "key", "key_prefix"):
+        for name in ("min_confidence", "min_importance", "key", "key_prefix"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
         for name in (
@@ -77,6 +78,7 @@ FILTER_COLUMNS = (
     "memory_type",
     "tags",
     "confidence",
+    "importance",
     "created_at",
     "last_observed",
     "occurred_at",
@@ -125,6 +127,8 @@ def filter_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str:
         add(f"{p}tags && %(f_tags_any)s::text[]", "f_tags_any", list(f.tags_any))
     if f.min_confidence is not None:
         add(f"{p}confidence >= %(f_min_conf)s", "f_min_conf", f.min_confidence)
+    if f.min_importance is not None:
+        add(f"{p}importance >= %(f_min_imp)s", "f_min_imp", f.min_importance)
     parts.append(created_sql(f, params, alias))
     observed = (f.observed_after, f.observed_before)
     parts.append(_window(f"{p}last_observed", ("f_o_after", "f_o_before"), observed, params))

@@ -34,6 +34,60 @@ def value_sql(alpha: str = "%(alpha)s", tau: str = "%(tau_s)s") -> str:
 
 
 @dataclass(frozen=True)
+class Scope:
+    """The memories one retention applies to: the namespace's (no kind), or those of one
+    tag or memory type (`kind`, `name`), with its thresholds (seconds; importance)."""
+
+    cold_s: float
+    archive_s: float
+    archive_imp: float  # 1: any importance
+    del_imp: float  # 0: never
+    del_s: float
+    kind: str | None = None  # tag | memory_type
+    name: str = ""
+
+
+def scope_params(scopes: list[Scope]) -> dict[str, Any]:
+    """The query parameters of `scopes` (scope j's as `s{j}_<name>`), and the scopes."""
+    out: dict[str, Any] = {"scopes": scopes}
+    for j, s in enumerate(scopes):
+        out |= {
+            f"s{j}_cold_s": s.cold_s,
+            f"s{j}_archive_s": s.archive_s,
+            f"s{j}_archive_imp": s.archive_imp,
+            f"s{j}_del_imp": s.del_imp,
+            f"s{j}_del_s": s.del_s,
+            f"s{j}_name": s.name,
+        }
+    return out
+
+
+def _matches(j: int, s: Scope) -> str:
+    if s.kind == "tag":
+        return f"m.tags @> ARRAY[%(s{j}_name)s]::text[]"
+    return f"m.memory_type = %(s{j}_name)s"
+
+
+def _in_scope(scopes: list[Scope], j: int) -> str:
+    """Scope j's memories: a tag's are those with it and no tag listed before; a memory
+    type's, those of it with no listed tag; the namespace's, the rest."""
+    tags = [(i, s) for i, s in enumerate(scopes) if s.kind == "tag"]
+    scope = scopes[j]
+    if scope.kind == "tag":
+        before = [_matches(i, s) for i, s in tags if i < j]
+    elif scope.kind == "memory_type":
+        before = [_matches(i, s) for i, s in tags]
+    else:
+        before = [_matches(i, s) for i, s in enumerate(scopes) if s.kind is not None]
+    own = [] if scope.kind is None else [_matches(j, scope)]
+    return " AND ".join(["true", *own, *(f"NOT {c}" for c in before)])
+
+
+def _why(scope: Scope) -> str:
+    return f" ({scope.kind} {scope.name})" if scope.kind else ""
+
+
+@dataclass(frozen=True)
 class Rule:
     """One lifecycle rule: which memories, what happens to them, and why."""
 
@@ -44,7 +98,10 @@ class Rule:
 
 
 def rules(p: dict[str, Any], *, low_confidence_due: bool) -> list[Rule]:
-    """The policy's rules in the order they apply; `p` holds their thresholds (seconds)."""
+    """The policy's rules in the order they apply; `p` holds their thresholds (seconds),
+    per scope (`scope_params`): each rule of a tag's or a memory type's retention is a rule
+    of its own, over its memories only."""
+    scopes: list[Scope] = p["scopes"]
     out = [
         Rule(
             "expired",
@@ -53,26 +110,34 @@ def rules(p: dict[str, Any], *, low_confidence_due: bool) -> list[Rule]:
             "expires_at passed",
         ),
     ]
-    if p["del_imp"] > 0:
+    for j, s in enumerate(scopes):
+        if s.del_imp > 0:
+            out.append(
+                Rule(
+                    "deleted",
+                    f"NOT m.permanent AND {_in_scope(scopes, j)} "
+                    f"AND m.importance < %(s{j}_del_imp)s "
+                    f"AND {ACCESSED_SINCE} < %(now)s - %(s{j}_del_s)s {_SECONDS}",
+                    "delete",
+                    f"importance under {s.del_imp:g} and not accessed for "
+                    f"{s.del_s / 86400:g} days{_why(s)}",
+                )
+            )
+    for j, s in enumerate(scopes):
+        # an important memory idle this long only cools: it stays recallable
+        unimportant, why = "", ""
+        if s.archive_imp < 1:
+            unimportant = f"AND m.importance < %(s{j}_archive_imp)s "
+            why = f" and importance under {s.archive_imp:g}"
         out.append(
             Rule(
-                "deleted",
-                f"NOT m.permanent AND m.importance < %(del_imp)s "
-                f"AND {ACCESSED_SINCE} < %(now)s - %(del_s)s {_SECONDS}",
-                "delete",
-                f"importance under {p['del_imp']:g} and not accessed for "
-                f"{p['del_s'] / 86400:g} days",
+                "archived",
+                f"NOT m.permanent AND {LIVE_BY_STATUS} AND {_in_scope(scopes, j)} {unimportant}"
+                f"AND {IDLE_SINCE} < %(now)s - %(s{j}_archive_s)s {_SECONDS}",
+                "archived",
+                f"no access or observation for {s.archive_s / 86400:g} days{why}{_why(s)}",
             )
         )
-    out.append(
-        Rule(
-            "archived",
-            f"NOT m.permanent AND {LIVE_BY_STATUS} "
-            f"AND {IDLE_SINCE} < %(now)s - %(archive_s)s {_SECONDS}",
-            "archived",
-            f"no access or observation for {p['archive_s'] / 86400:g} days",
-        )
-    )
     if low_confidence_due and p["low_conf"] > 0:
         out.append(
             Rule(
@@ -84,15 +149,16 @@ def rules(p: dict[str, Any], *, low_confidence_due: bool) -> list[Rule]:
                 f"confidence under {p['low_conf']:g} and never recalled",
             )
         )
-    out.append(
-        Rule(
-            "cooled",
-            f"NOT m.permanent AND m.status = 'active' "
-            f"AND {IDLE_SINCE} < %(now)s - %(cold_s)s {_SECONDS}",
-            "cold",
-            f"no access or observation for {p['cold_s'] / 86400:g} days",
+    for j, s in enumerate(scopes):
+        out.append(
+            Rule(
+                "cooled",
+                f"NOT m.permanent AND m.status = 'active' AND {_in_scope(scopes, j)} "
+                f"AND {IDLE_SINCE} < %(now)s - %(s{j}_cold_s)s {_SECONDS}",
+                "cold",
+                f"no access or observation for {s.cold_s / 86400:g} days{_why(s)}",
+            )
         )
-    )
     return out
 
 

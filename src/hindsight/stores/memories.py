@@ -16,7 +16,7 @@ from pgvector import HalfVector, SparseVector
 from psycopg.types.json import Jsonb
 
 from hindsight.db.pool import Connection
-from hindsight.stores.attribution import attribute
+from hindsight.stores.attribution import attribute, clear
 from hindsight.stores.filters import LIVE_BY_STATUS, MemoryFilter, filter_sql
 from hindsight.stores.grouping import by_namespace
 
@@ -28,7 +28,8 @@ def _columns(access_count: str, last_accessed: str) -> str:
     return f"""
     m.id, m.namespace, m.memory_type, m.mem_key AS key, m.mem_value AS value,
     m.confidence::float8 AS confidence, m.importance, {access_count} AS access_count,
-    m.observation_count, m.source, m.verified, m.permanent, m.status, m.tags, m.metadata,
+    m.observation_count, m.source, m.source_capped, m.verified, m.permanent, m.status, m.tags,
+    m.metadata,
     m.changed_by, m.created_at, m.updated_at, m.last_observed, {last_accessed} AS last_accessed,
     m.expires_at, m.occurred_at
 """
@@ -64,6 +65,8 @@ class NewClaim:
     permanent: bool
     expires_at: datetime | None = None
     occurred_at: datetime | None = None
+    # the source is a writer's own label, trusted no more than an agent's when ranked
+    source_capped: bool = False
 
 
 # A re-observation of the same value reinforces: confidence rises by the step (capped at the
@@ -81,8 +84,8 @@ class NewClaim:
 _OBSERVE = """
 INSERT INTO long_term_memory AS t (
     id, namespace, mem_key, mem_value, memory_type, embedding, keywords, keyword_terms,
-    confidence, importance, source, tags, metadata, verified, permanent, changed_by, expires_at,
-    occurred_at)
+    confidence, importance, source, source_capped, tags, metadata, verified, permanent,
+    changed_by, expires_at, occurred_at)
 VALUES {rows}
 ON CONFLICT (namespace, mem_key) WHERE live DO UPDATE SET
     confidence = CASE WHEN t.mem_value = excluded.mem_value
@@ -106,6 +109,9 @@ ON CONFLICT (namespace, mem_key) WHERE live DO UPDATE SET
                       ELSE excluded.importance END,
     mem_value = excluded.mem_value,
     source = coalesce(excluded.source, t.source),
+    -- whoever gives the source label decides how far it is trusted
+    source_capped = CASE WHEN excluded.source IS NULL
+                         THEN t.source_capped ELSE excluded.source_capped END,
     tags = hindsight_tag_union(t.tags, excluded.tags),
     metadata = t.metadata || excluded.metadata,
     permanent = t.permanent OR excluded.permanent,
@@ -123,8 +129,8 @@ RETURNING t.id, t.mem_key AS key, (t.xmax = 0) AS created, t.confidence::float8 
 """
 _OBSERVED_ROW = (
     "(%s::uuid, %s::text, %s::text, %s::text, %s::text, %s::halfvec, %s::sparsevec, "
-    "%s::int[], %s::numeric, %s::float8, %s::text, %s::text[], %s::jsonb, %s::bool, %s::bool, "
-    "%s::text, %s::timestamptz, %s::timestamptz)"
+    "%s::int[], %s::numeric, %s::float8, %s::text, %s::bool, %s::text[], %s::jsonb, %s::bool, "
+    "%s::bool, %s::text, %s::timestamptz, %s::timestamptz)"
 )
 
 
@@ -147,8 +153,8 @@ async def observe(
         for c in claims
         for value in (
             c.id, namespace, c.key, c.value, c.memory_type, c.embedding, c.keywords,
-            c.keyword_terms, c.confidence, c.importance, c.source, c.tags, Jsonb(c.metadata),
-            c.verified, c.permanent, actor, c.expires_at, c.occurred_at,
+            c.keyword_terms, c.confidence, c.importance, c.source, c.source_capped, c.tags,
+            Jsonb(c.metadata), c.verified, c.permanent, actor, c.expires_at, c.occurred_at,
         )
     ]  # fmt: skip
     await attribute(conn, actor=actor)
@@ -236,6 +242,7 @@ async def forgettable(
     *,
     max_confidence: float | None,
     not_accessed_days: float | None,
+    max_importance: float | None = None,
     not_observed_days: float | None,
     memory_types: list[str],
     limit: int,
@@ -258,6 +265,9 @@ async def forgettable(
     if max_confidence is not None:
         params["max_conf"] = max_confidence
         where.append("m.confidence <= %(max_conf)s")
+    if max_importance is not None:
+        params["max_imp"] = max_importance
+        where.append("m.importance <= %(max_imp)s")
     if not_accessed_days is not None:
         params["idle"] = not_accessed_days
         where.append(
@@ -277,6 +287,20 @@ async def forgettable(
         params,
     )
     return await cur.fetchall()
+
+
+async def store_cold(
+    conn: Connection, namespace: str, memory_id: uuid.UUID, *, actor: str, reason: str
+) -> None:
+    """Cool a memory just created (its history: `cooled`, with `reason`)."""
+    await attribute(conn, actor=actor, reason=reason)
+    await conn.execute(
+        "UPDATE long_term_memory m SET status = 'cold', changed_by = %(actor)s, "
+        "updated_at = now() WHERE m.namespace = %(ns)s AND m.id = %(id)s "
+        "AND m.status = 'active'",
+        {"ns": namespace, "id": memory_id, "actor": actor},
+    )
+    await clear(conn)
 
 
 async def archive_many(

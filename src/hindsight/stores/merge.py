@@ -16,13 +16,14 @@ _RECALLABLE = f"{LIVE_BY_STATUS} AND (m.expires_at IS NULL OR m.expires_at > now
 # For each of the next `n` memories after the cursor, its closest live twin of the same type.
 _PAIRS = f"""
 WITH x AS (
-    SELECT m.id, m.memory_type, m.embedding, m.mem_value FROM long_term_memory m
+    SELECT m.id, m.memory_type, m.embedding, m.mem_value, m.mem_key FROM long_term_memory m
     WHERE m.namespace = %(ns)s AND m.id > %(after)s AND {_RECALLABLE}
     ORDER BY m.id LIMIT %(n)s
 )
-SELECT x.id AS a, d.id AS b, d.similarity, x.mem_value AS a_value, d.mem_value AS b_value
+SELECT x.id AS a, d.id AS b, d.similarity, x.mem_value AS a_value, d.mem_value AS b_value,
+       d.mem_key AS b_key
 FROM x CROSS JOIN LATERAL (
-    SELECT m.id, m.mem_value, 1 - (m.embedding <=> x.embedding) AS similarity
+    SELECT m.id, m.mem_key, m.mem_value, 1 - (m.embedding <=> x.embedding) AS similarity
     FROM long_term_memory m
     WHERE m.namespace = %(ns)s AND m.memory_type = x.memory_type AND m.id <> x.id AND {_RECALLABLE}
     ORDER BY m.embedding <=> x.embedding LIMIT 1

@@ -84,9 +84,9 @@ async def hold(
     else:
         cur = await conn.execute(
             "INSERT INTO long_term_memory AS m (id, namespace, mem_key, mem_value, memory_type, "
-            "embedding, keywords, keyword_terms, confidence, importance, source, tags, metadata, "
-            "verified, permanent, changed_by, expires_at, occurred_at, status) "
-            "VALUES (%s, %s, %s, %s, %s, %s::halfvec, %s::sparsevec, %s::int[], %s, %s, %s, "
+            "embedding, keywords, keyword_terms, confidence, importance, source, source_capped, "
+            "tags, metadata, verified, permanent, changed_by, expires_at, occurred_at, status) "
+            "VALUES (%s, %s, %s, %s, %s, %s::halfvec, %s::sparsevec, %s::int[], %s, %s, %s, %s, "
             f"%s::text[], %s, %s, %s, %s, %s, %s, 'quarantined') {_RETURNING}",
             (
                 claim.id,
@@ -100,6 +100,7 @@ async def hold(
                 claim.confidence,
                 claim.importance,
                 claim.source,
+                claim.source_capped,
                 array_literal(claim.tags),
                 Jsonb(claim.metadata),
                 claim.verified,

@@ -153,11 +153,18 @@ async def recent(conn: Connection, namespace: str, session_id: str, n: int) -> l
     return rows
 
 
+# A text's cost against the budget: its characters, plus `cjk` more for each Chinese,
+# Japanese or Korean character (a token budget counts in quarter tokens: 4 Latin
+# characters or 1 CJK character a token)
+_COST = (
+    "(char_length({t}) + %(cjk)s * char_length(regexp_replace({t}, "
+    "'[^\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]', '', 'g')))"
+)
 _EARLIER = """
 WITH RECURSIVE walk AS (
     (SELECT w.step_index, w.role, coalesce(w.summary, w.content) AS text,
             w.summary IS NOT NULL AS summarized, w.created_at,
-            char_length(coalesce(w.summary, w.content)) AS spent
+            {first_cost} AS spent
      FROM working_memory w
      WHERE w.namespace = %(ns)s AND w.session_id = %(sid)s AND w.step_index < %(before)s
        AND w.expires_at > now()
@@ -166,7 +173,7 @@ WITH RECURSIVE walk AS (
     SELECT n.* FROM walk p CROSS JOIN LATERAL (
         SELECT w.step_index, w.role, coalesce(w.summary, w.content),
                w.summary IS NOT NULL, w.created_at,
-               p.spent + char_length(coalesce(w.summary, w.content))
+               p.spent + {next_cost}
         FROM working_memory w
         WHERE w.namespace = %(ns)s AND w.session_id = %(sid)s
           AND w.step_index < p.step_index AND w.expires_at > now()
@@ -176,7 +183,10 @@ WITH RECURSIVE walk AS (
 )
 SELECT step_index, role, text, summarized, created_at FROM walk WHERE spent <= %(max)s
 ORDER BY step_index DESC
-"""
+""".format(
+    first_cost=_COST.format(t="coalesce(w.summary, w.content)"),
+    next_cost=_COST.format(t="coalesce(w.summary, w.content)"),
+)
 
 
 async def older(
@@ -193,13 +203,26 @@ async def older(
 
 
 async def earlier_within(
-    conn: Connection, namespace: str, session_id: str, before: int, max_chars: int
+    conn: Connection,
+    namespace: str,
+    session_id: str,
+    before: int,
+    max_chars: int,
+    *,
+    cjk_weight: int = 0,
 ) -> tuple[list[dict[str, Any]], int]:
     """For the context read: live steps below `before`, newest first, as their summary (or
-    their content while none exists), as long as their texts fit in `max_chars`; and how
+    their content while none exists), as long as their texts fit in `max_chars` (each CJK
+    character counting `1 + cjk_weight`); and how
     many live steps below `before` there are in all. The walk goes one step at a time and
     stops at the budget, so a long session's older steps are neither read nor sent."""
-    args = {"ns": namespace, "sid": session_id, "before": before, "max": max_chars}
+    args = {
+        "ns": namespace,
+        "sid": session_id,
+        "before": before,
+        "max": max_chars,
+        "cjk": cjk_weight,
+    }
     cur = await conn.execute(_EARLIER, args)
     rows = await cur.fetchall()
     cur = await conn.execute(

@@ -268,6 +268,58 @@ SECRET_RULES: tuple[_Rule, ...] = (
         check=_zh_value,
     ),
     _Rule(
+        "password",
+        ("password",),
+        # a .netrc entry (curl, git, ftp): `machine HOST login USER password SECRET`; the
+        # login is required, so prose ("a default password policy") is not one
+        re.compile(
+            r"(?i)\b(?:machine\s+\S+|default)(?:\s+(?:login|account)\s+\S+)+"
+            r"\s+password\s+(\S+)"
+        ),
+        group=1,
+    ),
+    _Rule(
+        "password",
+        (":",),
+        # a .pgpass line: host:port:database:user:password (* for any); the fields between
+        # must hold letters, so a time such as 10:30:45:12:00 is not one
+        re.compile(
+            r"(?m)^(?:[A-Za-z0-9.-]*[A-Za-z][A-Za-z0-9.-]*|\*|[\d.]+):(?:\d{2,5}|\*)"
+            r":(?=[^:\s]*[A-Za-z*])[^:\s]+:(?=[^:\s]*[A-Za-z*])[^:\s]+:(\S+)$"
+        ),
+        group=1,
+    ),
+    _Rule(
+        "password",
+        ("pass",),
+        # a bare `pass: VALUE` line (YAML and notes); a value must look like a password
+        re.compile(r"(?im)^[ \t]*pass[ \t]*[:=][ \t]*[\"']?([^\s\"']{4,})[\"']?[ \t]*$"),
+        group=1,
+        check=_looks_like_password,
+    ),
+    _Rule(
+        "azure_key",
+        ("accountkey", "sharedaccess", "sig="),
+        # an Azure storage or Service Bus connection string's key, and a SAS URL's signature
+        re.compile(
+            r"(?i)(?:\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=|[?&]sig=)"
+            r"([A-Za-z0-9+/%_-]{16,}={0,2})"
+        ),
+        group=1,
+    ),
+    _Rule(
+        "telegram_token",
+        (":aa",),
+        re.compile(r"(?<![\w:])\d{8,10}:AA[0-9A-Za-z_-]{33}(?![\w-])"),
+    ),
+    _Rule(
+        "pin",
+        ("pin",),
+        # "my PIN is 4821", "PIN: 0000", "pin code = 123456": 4 to 8 digits after the cue
+        re.compile(r"(?i)\bpin(?:[ \t]+(?:code|number))?[ \t]*(?:is|was|:|=)[ \t]*(\d{4,8})(?!\d)"),
+        group=1,
+    ),
+    _Rule(
         "card_number",
         _DIGITS,
         re.compile(r"(?<![\d.-])\d(?:[ .-]?\d){12,18}(?![\d])"),

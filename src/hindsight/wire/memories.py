@@ -55,7 +55,14 @@ class MemoryIn(Strict):
         description="Initial confidence when the key is new or its value changes "
         "(default from HINDSIGHT_INITIAL_CONFIDENCE). Ignored on reinforcement.",
     )
-    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    importance: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="How much it would matter to get this wrong later. Not sent: estimated "
+        "(filler such as greetings and thanks 0.1, anything else 0.5), and an estimate under "
+        "the policy's lifecycle.write_below_importance is stored cold or dropped.",
+    )
     tags: list[Tag] = Field(default_factory=list, max_length=limits.TAGS_MAX)
     metadata: Metadata = Field(default_factory=dict)
     verified: bool = False
@@ -84,15 +91,27 @@ class BatchIn(Strict):
 
 
 class ObserveResult(BaseModel):
-    id: uuid.UUID
+    id: uuid.UUID | None = Field(description="The memory's id (null only when `dropped`).")
     key: str = Field(description="Key of the memory the item landed in.")
-    outcome: Literal["created", "reinforced", "superseded", "quarantined", "released", "echoed"] = (
-        Field(
-            description="quarantined: stored for review, not recalled (see `reason`); released: a "
-            "quarantined claim this observation confirmed independently, now active; echoed: "
-            "recall had just returned this memory to the same API key, so storing it back is "
-            "not new evidence and changed nothing (see `reason`)."
-        )
+    outcome: Literal[
+        "created",
+        "reinforced",
+        "superseded",
+        "quarantined",
+        "released",
+        "echoed",
+        "stored_cold",
+        "dropped",
+    ] = Field(
+        description="superseded: replaced the memory's old value, or (with `reason` naming "
+        "it) archived a live memory under another key that this one contradicts; "
+        "quarantined: stored for review, not recalled (see `reason`; a contradiction the "
+        "source may not settle sends both memories); released: a "
+        "quarantined claim this observation confirmed independently, now active; echoed: "
+        "recall had just returned this memory to the same API key, so storing it back is "
+        "not new evidence and changed nothing (see `reason`); stored_cold: created, but "
+        "cold, its estimated importance under the policy's write_below_importance; dropped: "
+        "not stored, for the same reason (with write_below_importance_action drop)."
     )
     confidence: float
     observation_count: int
@@ -102,7 +121,9 @@ class ObserveResult(BaseModel):
         default=False, description="The initial confidence was lowered to the source's trust."
     )
     reason: str | None = Field(
-        default=None, description="Why it was quarantined, released or echoed."
+        default=None,
+        description="Why it was quarantined, released, echoed, stored cold or dropped, or "
+        "which memory under another key it contradicted and superseded.",
     )
     requested_key: str | None = Field(
         default=None,
@@ -200,6 +221,9 @@ class ForgetIn(Strict):
     max_confidence: float | None = Field(
         default=None, ge=0.0, le=1.0, description="Memories with at most this confidence."
     )
+    max_importance: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="Memories with at most this importance."
+    )
     not_accessed_days: float | None = Field(
         default=None,
         gt=0,
@@ -209,7 +233,7 @@ class ForgetIn(Strict):
     not_observed_days: float | None = Field(
         default=None, gt=0, le=36_500, description="Not observed again for this many days."
     )
-    memory_types: list[MemoryType] | None = Field(default=None, max_length=5)
+    memory_types: list[MemoryType] | None = Field(default=None, max_length=7)
     action: Literal["archive", "delete"] = Field(
         default="archive", description="archive keeps them (restore with PATCH status)."
     )

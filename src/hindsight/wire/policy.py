@@ -17,7 +17,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.fields import FieldInfo
 
-from hindsight.wire.fields import clean_text
+from hindsight import limits
+from hindsight.wire.fields import MemoryType, clean_text
 
 _DAYS = 36_500
 
@@ -26,12 +27,34 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class Retention(_Section):
+    """How one kind of memory (a memory type, or a tag) ages: each field unset takes the
+    namespace's own."""
+
+    cold_after_days: float | None = Field(default=None, gt=0, le=_DAYS)
+    archive_after_days: float | None = Field(default=None, gt=0, le=_DAYS)
+    archive_below_importance: float | None = Field(default=None, ge=0, le=1)
+    delete_below_importance: float | None = Field(default=None, ge=0, le=1)
+    delete_after_days: float | None = Field(default=None, gt=0, le=_DAYS)
+
+
 class LifecyclePolicy(_Section):
     cold_after_days: float | None = Field(
         default=None, gt=0, le=_DAYS, description="No access or observation this long: cold."
     )
     archive_after_days: float | None = Field(
-        default=None, gt=0, le=_DAYS, description="No access or observation this long: archived."
+        default=None,
+        gt=0,
+        le=_DAYS,
+        description="No access or observation this long, and importance under "
+        "archive_below_importance: archived.",
+    )
+    archive_below_importance: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Only an idle memory of importance under this is archived; a more "
+        "important one stays cold, recallable (1: whatever its importance).",
     )
     delete_below_importance: float | None = Field(
         default=None, ge=0, le=1, description="Importance under this (0: never) and ..."
@@ -58,12 +81,58 @@ class LifecyclePolicy(_Section):
         le=1,
         description="... its event and experience memories' importance is multiplied by this.",
     )
+    write_below_importance: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="A direct write the client sent without an importance, whose built-in "
+        "estimate (greetings, thanks, acknowledgements and other filler: 0.1) is under "
+        "this, is stored cold or dropped, as write_below_importance_action says (0: never).",
+    )
+    write_below_importance_action: Literal["cold", "drop"] | None = Field(
+        default=None,
+        description="cold: stored, as a cold memory (outcome `stored_cold`); drop: not "
+        "stored at all (outcome `dropped`, no id).",
+    )
     merge_per_run: int | None = Field(
         default=None,
         ge=0,
         le=100_000,
         description="Memories the retroactive merge checks per pass (0: off).",
     )
+    reflection_per_run: int | None = Field(
+        default=None,
+        ge=0,
+        le=100_000,
+        description="Reflection in each pass (0: off): at most this many pairs under the same "
+        "subject checked for contradictions (settled as at write time), and, with an LLM "
+        "configured, the patterns this many recent memories show distilled as memories of "
+        "source `reflection`.",
+    )
+    by_type: dict[MemoryType, Retention] | None = Field(
+        default=None,
+        max_length=7,
+        description="Retention per memory type: {type: {cold_after_days, "
+        "archive_after_days, archive_below_importance, delete_below_importance, "
+        "delete_after_days}}, each field left out the namespace's own.",
+    )
+    by_tag: dict[str, Retention] | None = Field(
+        default=None,
+        max_length=50,
+        description="Retention per tag, the same fields, over by_type: a memory with "
+        "several such tags follows the first of them listed here.",
+    )
+
+    @field_validator("by_tag")
+    @classmethod
+    def _tags(cls, value: dict[str, Retention] | None) -> dict[str, Retention] | None:
+        for tag in value or {}:
+            if not tag.strip() or len(tag) > limits.TAG_MAX_CHARS:
+                raise ValueError(
+                    f"tag {tag[:40]!r}: must be 1 to {limits.TAG_MAX_CHARS} characters"
+                )
+            clean_text(tag)
+        return value
 
 
 class TierWeights(_Section):
@@ -127,6 +196,15 @@ class TrustPolicy(_Section):
         "this many seconds before, with no new source, is an echo: it changes nothing "
         "(outcome `echoed`). 0: every re-observation reinforces.",
     )
+    contradiction_similarity: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="A new key naming the same attribute of the same subject as a live "
+        "memory (`user.language` / `user.main_language`), at least this similar to it, with "
+        "another claim, contradicts it: the newer supersedes the older when its source is "
+        "trusted at least as much, else both wait for review (0: off).",
+    )
 
     @field_validator("sources")
     @classmethod
@@ -143,6 +221,10 @@ class TrustPolicy(_Section):
         """The trust of `source` (`source_trust`)."""
         assert self.default is not None
         return source_trust(self.sources or {}, self.default, source)
+
+
+# the most a writer's own source label is trusted: as much as an agent, whatever it names
+WRITER_SOURCE_CAP = "agent"
 
 
 def source_trust(levels: Mapping[str, float], default: float, source: str | None) -> float:

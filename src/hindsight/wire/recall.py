@@ -12,6 +12,7 @@ from hindsight import limits
 from hindsight.wire.fields import (
     MemoryType,
     Query,
+    Role,
     StoredJson,
     Strict,
     Tag,
@@ -21,10 +22,37 @@ from hindsight.wire.times import TimeWindowOut, UtcTime
 # --- recall -----------------------------------------------------------------------------
 
 
+class TurnIn(Strict):
+    """One turn of the conversation so far, as chat APIs and working-memory steps have it."""
+
+    role: Role = Field(
+        description="Who said it: user (or a speaker's name), assistant, system or tool. "
+        "The user's turns count twice the others'."
+    )
+    content: Query
+
+
 class RecallIn(Strict):
-    query: Query
+    query: Query | None = Field(
+        default=None,
+        description="What to recall: a question, or the conversation so far as a transcript "
+        '("User: ...\\nAssistant: ...", which is then searched turn by turn). Give this, '
+        "`context`, or both.",
+    )
+    context: list[TurnIn] | None = Field(
+        default=None,
+        max_length=limits.CONTEXT_TURNS_MAX,
+        description="The conversation's recent turns, oldest first; `query`, if given, is "
+        "the latest. Searched as a conversation: each turn weighted (the user's over the "
+        "assistant's, the latest over older ones), filler dropped.",
+    )
+    conversation: bool | None = Field(
+        default=None,
+        description="false: search the query and context as one text, even when they are a "
+        "conversation (default HINDSIGHT_RECALL_CONVERSATION).",
+    )
     k: int = Field(default=10, ge=1, le=limits.K_MAX)
-    memory_types: list[MemoryType] | None = Field(default=None, max_length=5)
+    memory_types: list[MemoryType] | None = Field(default=None, max_length=7)
     tags: list[Tag] | None = Field(
         default=None, max_length=limits.TAGS_MAX, description="Memories with all these tags."
     )
@@ -32,6 +60,9 @@ class RecallIn(Strict):
         default=None, max_length=limits.TAGS_MAX, description="Memories with any of these tags."
     )
     min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    min_importance: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="Only memories at least this important."
+    )
     created_after: AwareDatetime | None = None
     created_before: AwareDatetime | None = None
     observed_after: AwareDatetime | None = None
@@ -91,6 +122,19 @@ class Components(BaseModel):
     vector_rank: int | None
     keyword_rank: int | None
     fusion: str
+    keyword_of: Literal["query", "memory"] | None = Field(
+        default=None,
+        description="What `keyword` is a share of: the query's BM25 mass (a question), or "
+        "the memory's (a conversation: how much of the memory it talks about).",
+    )
+    conversation_turns: int | None = Field(
+        default=None, description="Turns of a conversation searched (see `conversation`)."
+    )
+    keyword_weight: float | None = Field(
+        default=None,
+        description="w, the keyword arm's share in fusion (HINDSIGHT_KEYWORD_WEIGHT; by "
+        "default 0.7 with the built-in embedder, 0.4 with a model).",
+    )
     hop: int | None = Field(default=None, description="2: found by following `via`.")
     via: uuid.UUID | None = Field(default=None, description="The hit the second hop followed.")
     hop_discount: float | None = None
@@ -140,6 +184,19 @@ class RecallHit(BaseModel):
     components: Components
 
 
+class TurnOut(BaseModel):
+    role: str
+    weight: float = Field(description="Its share in both arms' search, the latest user turn 1.")
+    content: str = Field(description="The turn as searched (speaker tag and quotes removed).")
+
+
+class ConversationOut(BaseModel):
+    turns: list[TurnOut] = Field(description="The turns searched, oldest first.")
+    from_query: bool = Field(
+        description="The turns were read from a query that is a transcript (else `context`)."
+    )
+
+
 class RecallOut(BaseModel):
     recall_id: uuid.UUID
     results: list[RecallHit]
@@ -155,6 +212,12 @@ class RecallOut(BaseModel):
     )
     time_window: TimeWindowOut | None = Field(
         default=None, description="The time the query named, if any: it ranked the results."
+    )
+    conversation: ConversationOut | None = Field(
+        default=None,
+        description="Set when a conversation was searched (`context`, or a query that is a "
+        "transcript): its turns and their weights. Filler and older turns beyond the "
+        "newest 16 (4,000 characters) are left out.",
     )
 
 

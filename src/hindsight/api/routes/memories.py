@@ -32,6 +32,9 @@ from hindsight.wire.times import UtcTime
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["memories"])
 
+# the outcomes that created a memory: 201
+CREATED = ("created", "stored_cold")
+
 
 @router.post(
     "/memories:batch",
@@ -57,7 +60,7 @@ async def observe_batch(
         role=principal.role,
         dedup=body.dedup,
     )
-    if any(o.outcome == "created" for o in outcomes):
+    if any(o.outcome in CREATED for o in outcomes):
         response.status_code = status.HTTP_201_CREATED
     return BatchOut(results=[answers.observe_result(o) for o in outcomes])
 
@@ -78,7 +81,7 @@ async def observe_one(
         role=principal.role,
         single=True,
     )
-    if outcome.outcome != "created":
+    if outcome.outcome not in CREATED:
         response.status_code = status.HTTP_200_OK
     return answers.observe_result(outcome)
 
@@ -92,6 +95,7 @@ async def list_memories(
     memory_type: Annotated[list[MemoryType] | None, Query()] = None,
     tag: Annotated[list[str] | None, Query(max_length=limits.TAGS_MAX)] = None,
     min_confidence: Annotated[float | None, Query(ge=0, le=1)] = None,
+    min_importance: Annotated[float | None, Query(ge=0, le=1)] = None,
     key: Annotated[str | None, Query(max_length=limits.KEY_MAX_CHARS)] = None,
     key_prefix: Annotated[str | None, Query(max_length=limits.KEY_MAX_CHARS)] = None,
     status_: Annotated[
@@ -111,6 +115,7 @@ async def list_memories(
         memory_types=tuple(memory_type or ()),
         tags=tuple(tag or ()),
         min_confidence=min_confidence,
+        min_importance=min_importance,
         key=key,
         key_prefix=key_prefix,
         status=status_,

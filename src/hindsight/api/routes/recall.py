@@ -20,12 +20,13 @@ router = APIRouter(prefix="/v1/namespaces/{namespace}", tags=["recall"])
 async def recall(
     body: RecallIn, namespace: NamespaceDep, principal: PrincipalDep, core: CoreDep
 ) -> Response:
-    """The `k` best memories for `query`, best first, each with its score and the
-    components of it: score = relevance × confidence × (1 + α·ln(1 + access_count)), times
-    the lifecycle's factors and, when the query names a time ("last May"), the time factor."""
+    """The `k` best memories for `query` (and/or the conversation's recent turns,
+    `context`), best first, each with its score and the components of it: score =
+    relevance × confidence × (1 + α·ln(1 + access_count)), times the lifecycle's factors
+    and, when the query names a time ("last May"), the time factor."""
     request = recall_request(body, default_hops=core.settings.recall_hops)
     result = await core.recall.recall(namespace, request, actor=principal.name)
-    return json_response(answers.recall_out(result, body.query))
+    return json_response(answers.recall_out(result, body.query or ""))
 
 
 @router.get("/recalls/{recall_id}", response_model=RecallLogOut)

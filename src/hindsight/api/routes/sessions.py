@@ -86,11 +86,22 @@ async def context(
     session_id: SessionIdDep,
     core: CoreDep,
     recent: Annotated[int, Query(ge=1, le=limits.STEPS_RECENT_MAX)] = 10,
-    max_chars: Annotated[int, Query(ge=0, le=limits.CONTEXT_MAX_CHARS)] = 8_000,
+    max_chars: Annotated[int | None, Query(ge=0, le=limits.CONTEXT_MAX_CHARS)] = None,
+    max_tokens: Annotated[int | None, Query(ge=0, le=limits.CONTEXT_MAX_CHARS // 4)] = None,
 ) -> Response:
     """What to put in a prompt: the newest `recent` steps whole, and before them older
-    steps as summaries (their content while unsummarised), within `max_chars`."""
-    ctx = await core.sessions.context(namespace, session_id, recent=recent, max_chars=max_chars)
+    steps as summaries (their content while unsummarised), within `max_chars` (default
+    8000) or `max_tokens` (estimated: 4 characters a token, 1 for a Chinese, Japanese or
+    Korean character)."""
+    if max_chars is not None and max_tokens is not None:
+        raise InvalidInput("max_chars, max_tokens: give one budget, not both")
+    ctx = await core.sessions.context(
+        namespace,
+        session_id,
+        recent=recent,
+        max_chars=8_000 if max_chars is None else max_chars,
+        max_tokens=max_tokens,
+    )
     return json_response(answers.context_out(session_id, ctx))
 
 

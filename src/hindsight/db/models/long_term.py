@@ -97,6 +97,14 @@ long_term_memory = Table(
     ),
     Column("source", Text, comment="Who or what reported the claim last."),
     Column(
+        "source_capped",
+        Boolean,
+        nullable=False,
+        server_default=text("false"),
+        comment="The source label is a writer's own word: ranking trusts it no more than "
+        "an agent.",
+    ),
+    Column(
         "verified",
         Boolean,
         nullable=False,

@@ -49,6 +49,8 @@ recall_log = Table(
     comment="One row per recall: what was asked and what came back, with scores.",
 )
 Index("ix_recall_log_namespace_created_at", recall_log.c.namespace, recall_log.c.created_at)
+# which recalls returned a memory: the echo rule's look-up (stores.recall_log.recalled)
+Index("ix_recall_log_result_ids", recall_log.c.result_ids, postgresql_using="gin")
 
 memory_access = Table(
     "memory_access",

@@ -29,6 +29,7 @@ from langgraph.store.base import (
 from hindsight import limits
 from hindsight.client import APIError, _calls as c
 from hindsight.client._call import Call
+from hindsight.client._options import RecallOptions, Turn
 from hindsight.integrations.langgraph import _paths as p
 from hindsight.wire.memories import MEMORY_TTL_MAX_SECONDS, MemoryOut, MemoryPage, ObserveResult
 from hindsight.wire.recall import RecallHit, RecallOut
@@ -204,8 +205,10 @@ def delete(ns: str, op: PutOp) -> Plan[None]:
             raise
 
 
-def search(ns: str, op: SearchOp) -> Plan[list[SearchItem]]:
-    found = yield from _found(ns, op)
+def search(ns: str, op: SearchOp, context: Sequence[Turn] = ()) -> Plan[list[SearchItem]]:
+    """The op's items; with `context` (the conversation so far), ranked by recall over it
+    and the op's query, if any."""
+    found = yield from _found(ns, op, context)
     if op.refresh_ttl:
         yield from _refresh(ns, [memory for _, memory in found])
     return [item for item, _ in found]
@@ -215,17 +218,20 @@ def search(ns: str, op: SearchOp) -> Plan[list[SearchItem]]:
 Found = tuple[SearchItem, MemoryOut | RecallHit]
 
 
-def _found(ns: str, op: SearchOp) -> Plan[list[Found]]:
+def _found(ns: str, op: SearchOp, context: Sequence[Turn] = ()) -> Plan[list[Found]]:
     """The items a search returns, each with the memory it was read from."""
     prefix = tuple(op.namespace_prefix)
     tag = p.prefix_tag(prefix)
     wanted = op.offset + op.limit
     if op.limit < 1:
         return []
-    if op.query:
+    if op.query or context:
         # recall ranks at most K_MAX; with a filter, fetch them all and filter here
         k = limits.K_MAX if op.filter else min(limits.K_MAX, wanted)
-        recalled: RecallOut = yield c.recall(ns, op.query, {"k": k, "tags": [tag]})
+        options: RecallOptions = {"k": k, "tags": [tag]}
+        if context:
+            options["context"] = list(context)
+        recalled: RecallOut = yield c.recall(ns, op.query or None, options)
         hits: list[Found] = [
             (item, hit)
             for hit in recalled.results

@@ -4,15 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
-from langgraph.store.base import BaseStore, InvalidNamespaceError, Op, PutOp, Result, TTLConfig
+from langgraph.store.base import (
+    BaseStore,
+    InvalidNamespaceError,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+)
 
 from hindsight.client import APIError, Hindsight
 from hindsight.client._call import Call
+from hindsight.client._options import Turn
 from hindsight.integrations._loop_client import LoopClient
+from hindsight.integrations._turns import turns
 from hindsight.integrations.langgraph import _plans
 from hindsight.integrations.langgraph._plans import Plan
+
+T = TypeVar("T")
 
 
 class HindsightStore(BaseStore):
@@ -26,6 +39,10 @@ class HindsightStore(BaseStore):
     and keeps the old one in the memory's history), `search(query=...)` ranks with recall
     (at most 100 results), `filter=` matches stored fields as LangGraph's own stores do.
     `index=` is ignored: the whole value is embedded and keyword-indexed.
+
+    `search_conversation(prefix, messages)` ranks with recall over the conversation so far
+    (LangChain messages, chat-API dicts or (role, content) pairs, oldest first): what the
+    user said last counts most, the assistant's lines half.
 
     `put(..., ttl=minutes)` sets the memory's hard expiry (rounded up to whole seconds);
     after it the item is never returned and Hindsight's maintenance deletes it. A put
@@ -56,7 +73,70 @@ class HindsightStore(BaseStore):
         self._async = LoopClient(url, api_key, timeout=timeout, max_retries=max_retries)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        plan = _plans.batch(self.namespace, _checked(ops))
+        return self._drive(_plans.batch(self.namespace, _checked(ops)))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await self._adrive(_plans.batch(self.namespace, _checked(ops)))
+
+    def search_conversation(
+        self,
+        namespace_prefix: tuple[str, ...],
+        messages: Iterable[Any],
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool | None = None,
+    ) -> list[SearchItem]:
+        """Items under `namespace_prefix` for the conversation so far (`messages`, oldest
+        first; `query`, if given, is the latest turn), as `search` returns them.
+
+        >>> store.search_conversation(("memories", user_id), state["messages"][-6:])
+        """
+        op, context = self._conversation_op(
+            namespace_prefix, messages, query, filter, limit, offset, refresh_ttl
+        )
+        return self._drive(_plans.search(self.namespace, op, context))
+
+    async def asearch_conversation(
+        self,
+        namespace_prefix: tuple[str, ...],
+        messages: Iterable[Any],
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool | None = None,
+    ) -> list[SearchItem]:
+        """`search_conversation` for async code."""
+        op, context = self._conversation_op(
+            namespace_prefix, messages, query, filter, limit, offset, refresh_ttl
+        )
+        return await self._adrive(_plans.search(self.namespace, op, context))
+
+    def _conversation_op(
+        self,
+        namespace_prefix: tuple[str, ...],
+        messages: Iterable[Any],
+        query: str | None,
+        filter: dict[str, Any] | None,
+        limit: int,
+        offset: int,
+        refresh_ttl: bool | None,
+    ) -> tuple[SearchOp, list[Turn]]:
+        context = turns(messages)
+        if not context and not query:
+            raise ValueError("search_conversation: no message with text, and no query")
+        if refresh_ttl is None:
+            refresh_ttl = (self.ttl_config or {}).get("refresh_on_read", True)
+        op = SearchOp(tuple(namespace_prefix), filter, limit, offset, query, refresh_ttl)
+        (checked,) = _checked([op])
+        assert isinstance(checked, SearchOp)
+        return checked, context
+
+    def _drive(self, plan: Plan[T]) -> T:
         try:
             call = next(plan)
             while True:
@@ -67,12 +147,11 @@ class HindsightStore(BaseStore):
                 else:
                     call = plan.send(answer)
         except StopIteration as done:
-            result: list[Result] = done.value
+            result: T = done.value
             return result
 
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+    async def _adrive(self, plan: Plan[T]) -> T:
         client = self._async.get()
-        plan: Plan[list[Result]] = _plans.batch(self.namespace, _checked(ops))
         try:
             call: Call = next(plan)
             while True:
@@ -83,7 +162,7 @@ class HindsightStore(BaseStore):
                 else:
                     call = plan.send(answer)
         except StopIteration as done:
-            result: list[Result] = done.value
+            result: T = done.value
             return result
 
     def close(self) -> None:

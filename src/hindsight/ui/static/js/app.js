@@ -82,7 +82,11 @@ async function route() {
       h("button", { class: "plain", onclick: () => signOut() }, "Sign out"));
     showError(null);
     main.replaceChildren(h("p", { class: "muted" }, "Loading…"));
-    const view = { replaceChildren: (...nodes) => { if (mine === generation) main.replaceChildren(...nodes); } };
+    // Element.replaceChildren prints a null as the text "null": pages leave out absent parts
+    // as null, and this drops them
+    const view = { replaceChildren: (...nodes) => {
+      if (mine === generation) main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined && n !== false));
+    } };
     const ctx = { main: view, who, showError, currentNamespace };
     const stop = (await page.render(ctx)) || null;
     if (mine === generation) stopPage = stop;

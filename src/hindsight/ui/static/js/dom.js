@@ -9,7 +9,7 @@ export function h(tag, attrs = {}, ...children) {
     else if (v === true) el.setAttribute(k, "");
     else el.setAttribute(k, String(v));
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -59,3 +59,13 @@ export function link(page, args, text) {
   const q = new URLSearchParams(Object.entries(args).filter(([, v]) => v !== undefined && v !== ""));
   return h("a", { href: `#/${page}?${q}` }, text);
 }
+
+// A list's empty state: why the list is empty (first line), then how to fill it. Each part
+// is text or nodes; a blank table says neither.
+export function empty(id, why, ...how) {
+  return h("div", { class: "card empty", id },
+    h("p", { class: "why" }, why),
+    how.filter(Boolean).map((part) => h("p", {}, part)));
+}
+
+export const code = (text) => h("code", {}, text);

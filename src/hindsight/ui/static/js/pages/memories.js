@@ -1,11 +1,34 @@
 import { call, ns as base } from "../api.js";
-import { ago, field, h, link, num, params, select, table } from "../dom.js";
+import { ago, code, empty, field, h, link, num, params, select, table } from "../dom.js";
 
 const TYPES = ["", "fact", "preference", "experience", "reflection", "relation", "event", "summary"];
 
 function noNamespace(main) {
   main.replaceChildren(h("h1", {}, "Memories"),
     h("p", {}, "Pick a namespace first on the ", h("a", { href: "#/namespaces" }, "Namespaces"), " page."));
+}
+
+// Why the list is empty: nothing stored yet, nothing with this status, or the filters.
+async function nothingListed(ns, p) {
+  const status = p.status || "active";
+  const stats = await call("GET", `${base(ns)}/stats`);
+  const counts = Object.entries(stats.memories).filter(([, n]) => n > 0);
+  if (!counts.length) {
+    return empty("memories-empty", `No memories in ${ns} yet.`,
+      ["A memory is stored by observing a claim: ", code(`POST /v1/namespaces/${ns}/memories:batch`),
+        " (the walk-through's first call), the SDK's ", code("observe()"), " or the MCP tool ",
+        code("observe"), ". A session's steps become memories too, when the session ends and is consolidated."]);
+  }
+  const held = `${ns} holds ${counts.map(([s, n]) => `${n.toLocaleString()} ${s}`).join(", ")}`;
+  const review = stats.memories.quarantined
+    ? [" Quarantined ones wait on the ", link("review", { ns }, "Review"), " page."] : "";
+  if (p.type || p.tag || p.prefix || p.min) {
+    return empty("memories-empty",
+      `No ${status === "all" ? "" : `${status} `}memory in ${ns} matches these filters.`,
+      [`${held}. `, link("memories", { ns, status: p.status }, "Clear the filters"), " to list them.", review]);
+  }
+  return empty("memories-empty", `${ns} holds no ${status} memories.`,
+    [`${held}: the status "all" lists every one.`, review]);
 }
 
 export async function render({ main, currentNamespace }) {
@@ -50,7 +73,7 @@ export async function render({ main, currentNamespace }) {
       ? table(["key", "value", { label: "type", cls: "hide-narrow" }, { label: "confidence", cls: "num" },
         { label: "observed", cls: "num hide-narrow" }, { label: "recalled", cls: "num hide-narrow" },
         { label: "status", cls: "hide-narrow" }, { label: "updated", cls: "hide-narrow" }], rows)
-      : h("p", { class: "muted" }, "No memories match."),
+      : await nothingListed(ns, p),
     h("div", { class: "row" },
       p.cursor ? h("a", { href: `#/memories?${new URLSearchParams({ ns })}` }, "First page") : null,
       page.next_cursor ? link("memories", nextArgs, "Next page →") : null));

@@ -1,9 +1,39 @@
 import { call } from "../api.js";
 import { h, link, table } from "../dom.js";
+import { firstRun } from "./firstrun.js";
 
-export async function render({ main }) {
+// While the first-run page shows, how often it looks for the first memory to arrive
+const WATCH_MS = 3000;
+
+export async function render({ main, who, showError }) {
   const started = performance.now();
   const data = await call("GET", "/v1/namespaces");
+  if (data.namespaces.length) {
+    list(main, data, started);
+    return null;
+  }
+  // Nothing anywhere yet: show the first call to make, then the list once it has landed.
+  main.replaceChildren(await firstRun(who, WATCH_MS / 1000));
+  let timer = null;
+  let stopped = false;
+  const watch = async () => {
+    try {
+      const now = await call("GET", "/v1/namespaces");
+      if (stopped) return;
+      showError(null);
+      if (now.namespaces.length) { list(main, now, performance.now()); return; }
+    } catch (err) {
+      if (stopped) return;
+      showError(err);
+      if (err.status === 401) return;
+    }
+    timer = setTimeout(watch, WATCH_MS);
+  };
+  timer = setTimeout(watch, WATCH_MS);
+  return () => { stopped = true; clearTimeout(timer); };
+}
+
+function list(main, data, started) {
   const statuses = [...new Set(data.namespaces.flatMap((n) => Object.keys(n.memories)))].sort();
   if (!statuses.includes("active")) statuses.unshift("active");
   const open = h("form", { class: "row", onsubmit: (e) => {
@@ -22,11 +52,9 @@ export async function render({ main }) {
   main.replaceChildren(
     h("h1", {}, "Namespaces"),
     open,
-    data.namespaces.length
-      ? table([{ label: "namespace" }, ...statuses.map((s) => ({ label: s, cls: "num" })),
-        { label: "open sessions", cls: "num" }, { label: "recalls / hour", cls: "num" },
-        { label: "recalls / day", cls: "num hide-narrow" }, { label: "capacity use", cls: "num" }], rows)
-      : h("p", { class: "muted" }, "No namespace holds anything yet."),
+    table([{ label: "namespace" }, ...statuses.map((s) => ({ label: s, cls: "num" })),
+      { label: "open sessions", cls: "num" }, { label: "recalls / hour", cls: "num" },
+      { label: "recalls / day", cls: "num hide-narrow" }, { label: "capacity use", cls: "num" }], rows),
     h("p", { class: "muted", id: "loaded-in" }, `Loaded in ${Math.round(performance.now() - started)} ms.`));
 }
 

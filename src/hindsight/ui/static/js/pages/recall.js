@@ -1,5 +1,5 @@
 import { call, ns as base } from "../api.js";
-import { field, h, link, num, params, select } from "../dom.js";
+import { code, empty, field, h, link, num, params, select } from "../dom.js";
 import { bars, formula } from "../score.js";
 
 const TYPES = ["fact", "preference", "experience", "reflection", "relation", "event", "summary"];
@@ -36,6 +36,21 @@ function hit(r, i, byId, ns) {
       ` · recalled ${c.access_count}× before`),
     hop,
     bars(c));
+}
+
+// Why a recall returned nothing: no memory to search, or none passed the query's bar.
+async function nothingMatched(ns) {
+  const stats = await call("GET", `${base(ns)}/stats`);
+  const live = (stats.memories.active || 0) + (stats.memories.cold || 0);
+  if (!live) {
+    return empty("recall-empty", `Nothing matched: ${ns} holds no active memories yet.`,
+      ["Recall searches active (and cold) memories only. Store some first: ",
+        code(`POST /v1/namespaces/${ns}/memories:batch`), ", the SDK's ", code("observe()"),
+        " or the MCP tool ", code("observe"), "."]);
+  }
+  return empty("recall-empty", "Nothing matched.",
+    [`None of the ${live.toLocaleString()} memories recall searches in ${ns} (its active and cold ones) `,
+      "passed this recall's filters: types, tags, minimum confidence or relevance, times. Loosen them."]);
 }
 
 const num01 = (name) => h("input", { name, type: "number", min: 0, max: 1, step: "0.05", size: 5 });
@@ -81,6 +96,7 @@ export async function render({ main, currentNamespace, showError }) {
       const r = await call("POST", `${base(ns)}/recall`, bodyOf(e.target.elements));
       showError(null);
       const byId = Object.fromEntries(r.results.map((x) => [x.id, x]));
+      const none = r.results.length ? null : await nothingMatched(ns);
       // replaceChildren prints a null as the text "null": leave absent parts out
       out.replaceChildren(...[
         h("p", { class: "muted" }, `${r.results.length} result(s) · recall `, link("recalls", { ns, recall: r.recall_id }, r.recall_id),
@@ -89,7 +105,7 @@ export async function render({ main, currentNamespace, showError }) {
           `"${r.time_window.expression}": ${r.time_window.start} to ${r.time_window.end}; `,
           "memories that occurred outside it score less (time factor)") : null,
         r.results.length ? h("p", { class: "muted", id: "formula" }, `Here: ${formula(r.results)}`) : null,
-        ...(r.results.length ? r.results.map((x, i) => hit(x, i, byId, ns)) : [h("p", {}, "Nothing matched.")]),
+        ...(r.results.length ? r.results.map((x, i) => hit(x, i, byId, ns)) : [none]),
       ].filter((part) => part !== null));
     } catch (err) {
       showError(err);

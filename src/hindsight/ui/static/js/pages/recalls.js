@@ -1,5 +1,5 @@
 import { call, ns as base } from "../api.js";
-import { ago, field, h, link, num, params, when } from "../dom.js";
+import { ago, code, empty, field, h, link, num, params, when } from "../dom.js";
 import { bars } from "../score.js";
 
 function entry(r, ns, open) {
@@ -16,6 +16,18 @@ function entry(r, ns, open) {
     h("button", { class: "plain", onclick: (e) => { results.hidden = !results.hidden; e.target.textContent = results.hidden ? "Show results" : "Hide results"; } },
       open ? "Hide results" : "Show results"),
     results);
+}
+
+function nothingLogged(ns, p) {
+  if (p.key || p.actor || p.query) {
+    return empty("recalls-empty", "No recalls match these filters.",
+      [link("recalls", { ns }, "Clear the filters"), ` to see every recall of ${ns}.`]);
+  }
+  return empty("recalls-empty", `No recalls in ${ns} yet.`,
+    ["Every recall is logged here with what it returned and each score's parts: ",
+      code(`POST /v1/namespaces/${ns}/recall`), ", the SDK's ", code("recall()"), ", the MCP tool ",
+      code("recall"), ", or the ", link("recall", { ns }, "Recall"), " page. The log keeps ",
+      "recalls for 30 days unless HINDSIGHT_RECALL_LOG_RETENTION_DAYS says otherwise."]);
 }
 
 export async function render({ main, currentNamespace }) {
@@ -48,6 +60,6 @@ export async function render({ main, currentNamespace }) {
   main.replaceChildren(h("h1", {}, `Recall log of ${ns}`),
     h("p", { class: "muted" }, "Why did the agent say that? Each recall with what it returned and each score's parts."),
     form,
-    ...(recalls.length ? recalls.map((r) => entry(r, ns, Boolean(p.recall))) : [h("p", { class: "muted" }, "No recalls match.")]),
+    ...(recalls.length ? recalls.map((r) => entry(r, ns, Boolean(p.recall))) : [nothingLogged(ns, p)]),
     next ? link("recalls", { ...p, ns, cursor: next }, "Older →") : null);
 }

@@ -1,7 +1,7 @@
 // The review queue: quarantined memories (never recalled) a curator approves or rejects.
 
 import { call, ns as base } from "../api.js";
-import { h, link, num, params, when } from "../dom.js";
+import { code, empty, h, link, num, params, when } from "../dom.js";
 import { may, refusal } from "../roles.js";
 
 const LIMIT = 50;
@@ -15,6 +15,17 @@ function reasonOf(history) {
 function reviewButton(role, action, text, cls, onclick) {
   const why = refusal(role, action);
   return h("button", { type: "button", class: cls, "data-action": action, disabled: Boolean(why), title: why, onclick }, text);
+}
+
+function nothingWaits(ns) {
+  return empty("queue-empty", "Nothing waits for review.",
+    ["A claim waits here, never recalled, when its source's trust is under the policy's ",
+      code("trust.quarantine_below"), " (by default: source ", code("web"),
+      "), when it contends with a verified or permanent memory (from a less trusted source, or from ",
+      "a writer), or when it carries ",
+      "prompt-injection markers. Observing one, such as ",
+      code(`{"key": "user.employer", "value": "works at Initech", "source": "web"}`),
+      ` in ${ns}, puts it here.`]);
 }
 
 export async function render(ctx, said = "") {
@@ -65,7 +76,7 @@ export async function render(ctx, said = "") {
     may(who.role, "approve") ? null
       : h("p", { class: "hint", id: "role-note" }, `This key has the ${who.role} role: approving and rejecting need the curator role.`),
     h("p", { class: "notice", role: "status" }, said),
-    cards.length ? h("div", { id: "queue" }, cards) : h("p", { class: "muted", id: "queue-empty" }, "Nothing waits for review."),
+    cards.length ? h("div", { id: "queue" }, cards) : nothingWaits(ns),
     page.next_cursor ? h("p", { class: "hint" }, `Showing the first ${LIMIT}; review these to see more.`) : null,
   ].filter(Boolean));
 }

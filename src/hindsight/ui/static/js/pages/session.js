@@ -1,5 +1,5 @@
 import { call, ns as base } from "../api.js";
-import { ago, h, params, when } from "../dom.js";
+import { ago, code, empty, h, params, when } from "../dom.js";
 
 const REFRESH_MS = 2000;
 
@@ -17,6 +17,29 @@ function job(j) {
     r.summaries_written !== undefined ? h("div", { class: "muted" }, `${r.summaries_written} summaries written`) : null);
 }
 
+function noLiveSteps(s) {
+  if (!s.step_count) {
+    return empty("steps-empty", "No steps yet.",
+      ["A step is appended with ", code("POST …/steps"), " and shows here within seconds."]);
+  }
+  return empty("steps-empty",
+    `None of its ${s.step_count} step${s.step_count === 1 ? " is" : "s is"} live any more.`,
+    ["A step expires 24 h (by default) after the session's last write, or sooner by its ",
+      code("ttl_seconds"), ", and is never returned after; what consolidation drew from it stays ",
+      "in long-term memory."]);
+}
+
+function noJobs(ns, sid, s) {
+  const path = `/v1/namespaces/${ns}/sessions/${sid}`;
+  const consolidate = [code(`POST ${path}:consolidate`), " queues a job that turns the steps not yet ",
+    "consolidated into long-term memories"];
+  return empty("jobs-empty", "No consolidation jobs yet.",
+    s.status === "active"
+      ? ["Ending the session (", code(`POST ${path}:end`), ", the SDK's ", code("end_session()"),
+        " or the MCP tool ", code("session_end"), ") queues one; ", consolidate, ", without ending it."]
+      : [consolidate, "."]);
+}
+
 export async function render({ main, currentNamespace, showError }) {
   const p = params();
   const ns = currentNamespace(p);
@@ -24,6 +47,7 @@ export async function render({ main, currentNamespace, showError }) {
   const path = `${base(ns)}/sessions/${encodeURIComponent(sid)}`;
   const head = h("div", { class: "card" });
   const steps = h("ol", { class: "steps", id: "steps", start: 0 });
+  const stepsBox = h("div");
   const jobs = h("div", { id: "jobs" });
   const status = h("p", { class: "muted", role: "status" });
   let timer = null;
@@ -43,8 +67,8 @@ export async function render({ main, currentNamespace, showError }) {
         h("strong", {}, x.role), " ", h("span", { class: "muted" }, when(x.created_at)),
         h("div", { class: "value" }, x.content),
         x.summary ? h("div", { class: "muted" }, `summary: ${x.summary}`) : null)));
-      if (!st.steps.length) steps.replaceChildren(h("p", { class: "muted" }, "No live steps."));
-      jobs.replaceChildren(...(js.jobs.length ? js.jobs.map(job) : [h("p", { class: "muted" }, "No consolidation jobs.")]));
+      stepsBox.replaceChildren(st.steps.length ? steps : noLiveSteps(s));
+      jobs.replaceChildren(...(js.jobs.length ? js.jobs.map(job) : [noJobs(ns, sid, s)]));
       const live = s.status === "active" || js.jobs.some((j) => j.status === "pending" || j.status === "running");
       status.textContent = live ? `Refreshing every ${REFRESH_MS / 1000} s while the session runs.` : "Session ended; not refreshing.";
       if (live && !stopped) timer = setTimeout(refresh, REFRESH_MS);
@@ -58,7 +82,7 @@ export async function render({ main, currentNamespace, showError }) {
     h("p", {}, h("a", { href: `#/sessions?ns=${encodeURIComponent(ns)}` }, `← Sessions in ${ns}`)),
     h("h1", {}, `Session ${sid}`), status, head,
     h("div", { class: "grid2" },
-      h("div", { class: "card" }, h("h2", {}, "Steps"), steps),
+      h("div", { class: "card" }, h("h2", {}, "Steps"), stepsBox),
       h("div", {}, h("h2", {}, "Consolidation jobs"), jobs)));
   await refresh();
   return () => { stopped = true; clearTimeout(timer); };

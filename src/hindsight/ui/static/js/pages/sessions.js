@@ -1,5 +1,5 @@
 import { call, ns as base } from "../api.js";
-import { ago, h, link, table } from "../dom.js";
+import { ago, code, empty, h, link, table } from "../dom.js";
 
 export async function render({ main, currentNamespace }) {
   const ns = currentNamespace(Object.fromEntries(new URLSearchParams(location.hash.split("?")[1] || "")));
@@ -19,5 +19,10 @@ export async function render({ main, currentNamespace }) {
     data.sessions.length
       ? table(["session", "status", { label: "steps", cls: "num" }, { label: "live", cls: "num" },
         { label: "last write", cls: "hide-narrow" }, "expires"], rows)
-      : h("p", { class: "muted" }, "No sessions."));
+      : empty("sessions-empty", `No sessions in ${ns} yet.`,
+        ["A session is a task's working memory; it starts with its first step: ",
+          code(`POST /v1/namespaces/${ns}/sessions/{session_id}/steps`), " with ",
+          code(`{"content": "…"}`), ", the SDK's ", code("append_step()"), " or the MCP tool ",
+          code("append_step"), ". It is listed until its steps have expired and maintenance has ",
+          "purged them."]));
 }

@@ -1,7 +1,7 @@
 """hindsight_tag_union(a, b): the tags a re-observation leaves on a memory.
 
-Revision ID: 0029
-Revises: 0028
+Revision ID: 0031
+Revises: 0030
 Create Date: 2026-12-04
 
 Observe's upsert merged the stored and the observed tags with a subquery in DO UPDATE SET
@@ -22,8 +22,8 @@ from alembic import op
 
 from hindsight.db import functions
 
-revision: str = "0029"
-down_revision: str | None = "0028"
+revision: str = "0031"
+down_revision: str | None = "0030"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,177 @@
+"""Mixed load, measured from outside: what one worker sustains, how it answers at half that,
+and what happens at twice it (issue 33 item 4).
+
+The service in its own process (one worker) over embedded PostgreSQL and Redis, N memories
+in one namespace; operations drawn 80% recall / 15% observe / 5% step append.
+1. capacity: 16 closed-loop clients for a while; throughput is the capacity.
+2. half load: open loop (Poisson arrivals) at half the capacity.
+3. overload: open loop at twice the capacity.
+Each phase prints throughput (answers within the phase), p50/p99 per operation (latency from
+the moment a request was due, so a client-side backlog counts), the requests refused 503
+overloaded, and the sender's own lag: when the generator, on the same 2 cores as the
+service, cannot send at the rate asked, the latencies are the generator's as much as the
+service's, and the lag says so.
+`--no-shedding` runs the same with HINDSIGHT_MAX_IN_FLIGHT=0, the behaviour before.
+
+    python -m benchmarks.mixed [--memories 20000] [--seconds 20] [--no-shedding]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import time
+from collections import defaultdict
+from typing import Any
+
+import httpx
+
+from benchmarks.stack import API_KEY, service, stores
+
+NS = "mixed"
+WORDS = (
+    "tea coffee river mountain violin garden lisbon berlin cat dog paper orange train "
+    "meeting doctor sister budget laptop bicycle holiday recipe allergy birthday office"
+).split()
+
+
+def _sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 14)))
+
+
+def _request(rng: random.Random, i: int) -> tuple[str, str, dict[str, Any]]:
+    roll = rng.random()
+    if roll < 0.80:
+        query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 5)))
+        return "recall", f"/v1/namespaces/{NS}/recall", {"query": query, "k": 10}
+    if roll < 0.95:
+        body = {"key": f"fact.{rng.randrange(50_000)}", "value": _sentence(rng)}
+        return "observe", f"/v1/namespaces/{NS}/memories", body
+    return "append", f"/v1/namespaces/{NS}/sessions/s{i % 20}/steps", {"content": _sentence(rng)}
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.latency: dict[str, list[float]] = defaultdict(list)
+        self.lag: list[float] = []  # how late the generator sent (its own backlog), ms
+        self.shed = 0
+        self.errors = 0
+        self.in_window = 0  # answered within the phase's seconds
+
+    def row(self, phase: str, seconds: float) -> str:
+        lag = statistics.median(self.lag) if self.lag else 0.0
+        parts = [
+            f"{phase:<10} {self.in_window / seconds:6.1f} ops/s  shed {self.shed:5d}  "
+            f"err {self.errors}  sender lag p50 {lag:6.1f} ms"
+        ]
+        for op in ("recall", "observe", "append"):
+            xs = sorted(self.latency.get(op, []))
+            if xs:
+                p99 = xs[min(len(xs) - 1, int(0.99 * len(xs)))]
+                parts.append(f"{op} p50 {statistics.median(xs):7.1f} p99 {p99:7.1f} ms")
+        return " | ".join(parts)
+
+
+async def _one(
+    client: httpx.AsyncClient,
+    rng: random.Random,
+    i: int,
+    due: float,
+    t: Tally,
+    end: float,
+) -> None:
+    op, path, body = _request(rng, i)
+    t.lag.append((time.perf_counter() - due) * 1000)
+    try:
+        r = await client.post(path, json=body)
+    except httpx.HTTPError:
+        t.errors += 1
+        return
+    if r.status_code == 503 and '"overloaded"' in r.text:
+        t.shed += 1
+    elif r.status_code >= 400:
+        t.errors += 1
+    else:
+        t.latency[op].append((time.perf_counter() - due) * 1000)
+    if time.perf_counter() <= end:
+        t.in_window += 1
+
+
+async def closed_loop(url: str, clients: int, seconds: float) -> Tally:
+    t = Tally()
+    end = time.perf_counter() + seconds
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    headers = {"Authorization": f"Bearer {API_KEY}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=120) as c:
+
+        async def worker(w: int) -> None:
+            rng = random.Random(w)
+            i = 0
+            while time.perf_counter() < end:
+                await _one(c, rng, w * 1_000_000 + i, time.perf_counter(), t, end)
+                i += 1
+
+        await asyncio.gather(*(worker(w) for w in range(clients)))
+    return t
+
+
+async def open_loop(url: str, rate: float, seconds: float) -> Tally:
+    t = Tally()
+    rng = random.Random(7)
+    limits = httpx.Limits(max_connections=512, max_keepalive_connections=512)
+    headers = {"Authorization": f"Bearer {API_KEY}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=120) as c:
+        tasks = []
+        start = time.perf_counter()
+        due = start
+        i = 0
+        while due < start + seconds:
+            due += rng.expovariate(rate)
+            delay = due - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            task = _one(c, random.Random(i), i, due, t, start + seconds)
+            tasks.append(asyncio.create_task(task))
+            i += 1
+        await asyncio.gather(*tasks)
+    return t
+
+
+def load(url: str, memories: int) -> None:
+    rng = random.Random(1)
+    with httpx.Client(
+        base_url=url, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=300
+    ) as c:
+        for start in range(0, memories, 1000):
+            batch = [
+                {"key": f"fact.{i}", "value": _sentence(rng)}
+                for i in range(start, min(memories, start + 1000))
+            ]
+            r = c.post(f"/v1/namespaces/{NS}/memories:batch", json={"memories": batch})
+            assert r.status_code in (200, 201), r.text
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--memories", type=int, default=20_000)
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--no-shedding", action="store_true")
+    args = parser.parse_args()
+    settings = {"max_in_flight": "0"} if args.no_shedding else {}
+    with stores() as s, s.database() as db, service(db, s.redis_url, **settings) as svc:
+        load(svc.url, args.memories)
+        capacity = asyncio.run(closed_loop(svc.url, 16, args.seconds))
+        rate = capacity.in_window / args.seconds
+        shedding = "off" if args.no_shedding else "on"
+        print(f"{args.memories:,} memories, one worker, shedding {shedding}")
+        print(capacity.row("capacity", args.seconds))
+        half = asyncio.run(open_loop(svc.url, rate / 2, args.seconds))
+        print(half.row("half load", args.seconds))
+        over = asyncio.run(open_loop(svc.url, rate * 2, args.seconds))
+        print(over.row("overload", args.seconds))
+
+
+if __name__ == "__main__":
+    main()
