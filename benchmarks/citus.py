@@ -366,7 +366,7 @@ def main() -> None:
         return
     numbers: dict[str, Any] = {"args": vars(args)}
     with contextlib.ExitStack() as stack:
-        redis = RedisProcess(Path(tempfile.mkdtemp(prefix="hs-bench-redis-")))
+        redis = RedisProcess(Path(stack.enter_context(tempfile.TemporaryDirectory())))
         redis_url = redis.start()
         stack.callback(redis.stop)
         cluster = stack.enter_context(
