@@ -219,6 +219,26 @@ class Settings(BaseSettings):
         "enforce a schema) or off (endpoints that reject `response_format`).",
     )
 
+    write_importance_llm: bool = Field(
+        default=True,
+        description="With an LLM configured, a direct write's items that carry no importance "
+        "(POST /memories, :batch, MCP memory_store) are rated by it: one chat request per "
+        "call, on the write path. false: the built-in estimate, no LLM cost or latency.",
+    )
+    write_importance_timeout_seconds: float = Field(
+        default=3.0,
+        gt=0,
+        le=60,
+        description="Deadline of that rating; past it (or when the LLM fails) the built-in "
+        "estimate stands and the outcome's importance_by says builtin_fallback.",
+    )
+    step_summary_llm: bool = Field(
+        default=True,
+        description="With an LLM configured, a long step (240+ characters) written with no "
+        "summary is summarized by it in the background; until then, and if it fails, the "
+        "step's first sentence is its summary. false: the first sentence only.",
+    )
+
     # --- extraction and consolidation --------------------------------------------------
     extraction_min_importance: float = Field(
         default=0.3,

@@ -8,7 +8,8 @@ filters can be seen dropping them. "<type> <key>: <value>" lines (type event, su
 any other word) become a memory of that type as the model names it, so the service's own
 handling of types can be seen; its occurred_at is a date written in the value
 (YYYY-MM-DD), else "yesterday" before the message's "at" (or the reference time), else the
-message's "at" itself when there is one. Summaries: "summary of step N".
+message's "at" itself when there is one. Summaries: "summary of step N". Importance of
+direct writes: `rate`.
 """
 
 from __future__ import annotations
@@ -147,8 +148,21 @@ def patterns(body: dict[str, Any]) -> str:
     return json.dumps({"patterns": found})
 
 
+def rate(body: dict[str, Any]) -> str:
+    """Importance of direct writes: health 0.95, weather chat 0.05, anything else 0.6 (so
+    the model's word, not the built-in estimate's 0.5 or 0.1, can be seen)."""
+    ratings = []
+    for m in _messages(_user_text(body)):
+        value = m["value"].lower()
+        rating = 0.95 if "allerg" in value else 0.05 if "weather" in value else 0.6
+        ratings.append({"i": m["i"], "importance": rating})
+    return json.dumps({"ratings": ratings})
+
+
 def answer(body: dict[str, Any]) -> str:
     system = body["messages"][0]["content"]
+    if "You rate memories" in system:
+        return rate(body)
     if "You reflect on" in system:
         return patterns(body)
     if "contradictions" in system:

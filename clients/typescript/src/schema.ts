@@ -1314,7 +1314,7 @@ export interface components {
             confidence?: number | null;
             /**
              * Importance
-             * @description How much it would matter to get this wrong later. Not sent: estimated (filler such as greetings and thanks 0.1, anything else 0.5), and an estimate under the policy's lifecycle.write_below_importance is stored cold or dropped.
+             * @description How much it would matter to get this wrong later. Not sent: rated by the LLM when one is configured, else estimated (filler such as greetings and thanks 0.1, anything else 0.5); an estimate under the policy's lifecycle.write_below_importance is stored cold or dropped.
              */
             importance?: number | null;
             /** Tags */
@@ -1601,6 +1601,16 @@ export interface components {
             redactions?: {
                 [key: string]: number;
             };
+            /**
+             * Importance
+             * @description The importance this item gave its claim (a reinforced memory keeps the higher of its own and this one).
+             */
+            importance?: number | null;
+            /**
+             * Importance By
+             * @description Who rated it: client (sent with the item), builtin (the built-in estimate: no LLM configured), llm (the configured LLM, HINDSIGHT_WRITE_IMPORTANCE_LLM), builtin_fallback (the LLM failed or missed HINDSIGHT_WRITE_IMPORTANCE_TIMEOUT_SECONDS: the built-in estimate).
+             */
+            importance_by?: ("client" | "builtin" | "llm" | "builtin_fallback") | null;
         };
         /**
          * Policy

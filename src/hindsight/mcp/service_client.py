@@ -109,7 +109,7 @@ class ServiceClient:
         ns = self._enter(namespace, roles.WRITING)
         body = _parsed(MemoryIn, {"key": key, "value": value, **fields})
         (outcome,) = await self._core.observer.observe(
-            ns, [observation_from(body)], **self._who, single=True
+            ns, [observation_from(body)], **self._who, single=True, rate=True
         )
         return answers.observe_result(outcome)
 

@@ -71,6 +71,19 @@ OBSERVE_OUTCOMES = Counter(
     "Observed memories by outcome (created, reinforced, superseded, deduplicated).",
     ["outcome"],
 )
+IMPORTANCE_RATINGS = Counter(
+    "hindsight_write_importance_ratings_total",
+    "Direct writes' unrated items rated at write time, by who rated them (llm, or "
+    "builtin_fallback when the configured LLM failed or was too slow).",
+    ["by"],
+)
+STEP_SUMMARIES = Counter(
+    "hindsight_step_summaries_total",
+    "Long steps summarized by the LLM after they were written, by outcome (llm; builtin: "
+    "the LLM failed or was busy, the first sentence stands; kept: a summary set since "
+    "then, by the client, stands).",
+    ["outcome"],
+)
 WORKING_MEMORY_READS = Counter(
     "hindsight_working_memory_reads_total",
     "Reads of a session's recent steps, by where they came from (redis: cache hit; "

@@ -43,6 +43,8 @@ def observe_result(o: Outcome) -> ObserveResult:
         trust=o.trust,
         confidence_capped=o.confidence_capped,
         reason=o.reason,
+        importance=o.importance,
+        importance_by=o.importance_by,  # type: ignore[arg-type]
     )
 
 

@@ -24,7 +24,7 @@ from hindsight.ids import uuid7
 from hindsight.llm import LLM
 from hindsight.observability import metrics
 from hindsight.retrieval.keywords import document_vector
-from hindsight.services import roles
+from hindsight.services import importance, roles
 from hindsight.services.access_recorder import AccessRecorder
 from hindsight.services.contradictions import judge_for
 from hindsight.services.observing import (
@@ -62,8 +62,10 @@ class _Gate:
         return o.importance_estimated and o.importance < self.threshold
 
     def reason(self, o: Observation) -> str:
+        by = {"llm": "rated by the LLM", "builtin_fallback": "built-in estimate, the LLM failed"}
+        how = f" ({by[o.importance_by]})" if o.importance_by in by else ""
         return (
-            f"estimated importance {o.importance:g} is under the policy's "
+            f"estimated importance {o.importance:g}{how} is under the policy's "
             f"write_below_importance {self.threshold:g}"
         )
 
@@ -76,6 +78,8 @@ class _Gate:
             observation_count=0,
             memory_type=o.memory_type,
             reason=self.reason(o) + ": not stored",
+            importance=o.importance,
+            importance_by=o.importance_by,
         )
 
     def cooling(
@@ -172,6 +176,7 @@ class Observer:
         then: Then | None = None,
         dedup: bool = True,
         single: bool = False,
+        rate: bool = False,
     ) -> list[Outcome]:
         """Store or reinforce each item, in order, all in one transaction.
 
@@ -185,8 +190,14 @@ class Observer:
         and an independent trusted re-observation of one releases it. An item the client
         did not rate whose estimated importance is under the policy's
         write_below_importance is stored cold (outcome `stored_cold`) or not at all
-        (`dropped`).
+        (`dropped`). `rate`: a client's direct write, whose unrated items the LLM rates
+        when one is configured (`importance.rate`); other writers (imports, consolidation,
+        reflection) rate their own or keep the built-in estimate.
         """
+        if rate and self.settings.write_importance_llm:
+            items = await importance.rate(
+                self.llm, items, self.settings.write_importance_timeout_seconds
+            )
         life = (await self.policies.get(namespace)).lifecycle
         assert life is not None
         gate = _Gate.of(life)

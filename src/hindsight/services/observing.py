@@ -47,9 +47,12 @@ class Observation:
     occurred_at: datetime | None = None  # when it happened (None: unknown)
     # set by a caller that knows the claim is suspect (why): it is quarantined
     suspect: str | None = None
-    # the client rated nothing: `importance` is the built-in estimate, and the policy's
-    # write_below_importance gate judges it
+    # the client rated nothing: `importance` is an estimate (the built-in one, or the
+    # LLM's: `importance_by`), and the policy's write_below_importance gate judges it
     importance_estimated: bool = False
+    # who rated `importance`: client | builtin | llm | builtin_fallback (an LLM is
+    # configured but did not answer in time, so the built-in estimate stands)
+    importance_by: str = "client"
 
 
 def observation_from(m: MemoryIn) -> Observation:
@@ -60,6 +63,7 @@ def observation_from(m: MemoryIn) -> Observation:
         **claim,
         importance=estimate_importance(m.value) if m.importance is None else m.importance,
         importance_estimated=estimated,
+        importance_by="builtin" if estimated else "client",
         expires_at=expiry(m.expires_at, m.ttl_seconds),
     )
 
@@ -85,6 +89,9 @@ class Outcome:
     trust: float | None = None  # the source's trust in the namespace's policy
     confidence_capped: bool = False  # the initial confidence was lowered to the trust
     reason: str | None = None  # why it was quarantined, or released
+    # the importance this write gave its claim, and who rated it (`Observation.importance_by`)
+    importance: float | None = None
+    importance_by: str | None = None
 
 
 def normalise_tags(tags: Sequence[str]) -> list[str]:
@@ -501,4 +508,6 @@ class ObserveBatch:
             trust=verdict.trust,
             confidence_capped=verdict.capped,
             reason=reason,
+            importance=self.items[p].importance,
+            importance_by=self.items[p].importance_by,
         )

@@ -59,9 +59,10 @@ class MemoryIn(Strict):
         default=None,
         ge=0.0,
         le=1.0,
-        description="How much it would matter to get this wrong later. Not sent: estimated "
-        "(filler such as greetings and thanks 0.1, anything else 0.5), and an estimate under "
-        "the policy's lifecycle.write_below_importance is stored cold or dropped.",
+        description="How much it would matter to get this wrong later. Not sent: rated by "
+        "the LLM when one is configured, else estimated (filler such as greetings and thanks "
+        "0.1, anything else 0.5); an estimate under the policy's "
+        "lifecycle.write_below_importance is stored cold or dropped.",
     )
     tags: list[Tag] = Field(default_factory=list, max_length=limits.TAGS_MAX)
     metadata: Metadata = Field(default_factory=dict)
@@ -134,6 +135,18 @@ class ObserveResult(BaseModel):
     redactions: dict[str, int] = Field(
         default_factory=dict,
         description="Secrets or personal data replaced with [REDACTED:kind], per kind.",
+    )
+    importance: float | None = Field(
+        default=None,
+        description="The importance this item gave its claim (a reinforced memory keeps the "
+        "higher of its own and this one).",
+    )
+    importance_by: Literal["client", "builtin", "llm", "builtin_fallback"] | None = Field(
+        default=None,
+        description="Who rated it: client (sent with the item), builtin (the built-in "
+        "estimate: no LLM configured), llm (the configured LLM, HINDSIGHT_WRITE_IMPORTANCE_LLM)"
+        ", builtin_fallback (the LLM failed or missed "
+        "HINDSIGHT_WRITE_IMPORTANCE_TIMEOUT_SECONDS: the built-in estimate).",
     )
 
 

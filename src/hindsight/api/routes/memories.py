@@ -59,6 +59,7 @@ async def observe_batch(
         actor=principal.name,
         role=principal.role,
         dedup=body.dedup,
+        rate=True,
     )
     if any(o.outcome in CREATED for o in outcomes):
         response.status_code = status.HTTP_201_CREATED
@@ -80,6 +81,7 @@ async def observe_one(
         actor=principal.name,
         role=principal.role,
         single=True,
+        rate=True,
     )
     if outcome.outcome not in CREATED:
         response.status_code = status.HTTP_200_OK
