@@ -18,6 +18,7 @@ from hindsight.runtime.embedded_redis import RedisProcess
 from hindsight.stores.hot_steps_scripts import session_key
 from tests.conftest import Api, make_settings
 from tests.support.cli import hindsight
+from tests.support.fake_openai import FakeOpenAI
 from tests.support.poll import wait_until
 from tests.support.scrape import total, value
 from tests.support.servers import ThreadServer
@@ -303,3 +304,49 @@ def test_a_long_step_gets_its_first_sentence_as_summary_when_written_without_an_
     assert api.append("sum", long_en, summary="mine")["summary"] == "mine"
     ctx = api.client.get(f"{api.base}/sessions/sum/context", params={"recent": 1}).json()
     assert ctx["earlier"][0]["summarized"] is True
+
+
+def summaries(api: Api, outcome: str) -> float:
+    r = api.client.get("/metrics")
+    assert r.status_code == 200, r.text
+    return value(r.text, "hindsight_step_summaries_total", outcome=outcome)
+
+
+def test_with_an_llm_a_long_step_gets_the_models_summary_after_it_is_written(
+    llm_api: Api, brain: FakeOpenAI
+) -> None:
+    first = "Opened the deployment config and found the port set twice."
+    long_en = first + " " + "detail " * 40
+    step = llm_api.append("llm-sum", long_en)
+    assert step["summary"] == first  # at once: the context read is short from the start
+    i = step["step_index"]
+    wait_until(
+        lambda: llm_api.steps("llm-sum")[-1]["summary"],
+        "the model's summary replaces the first sentence",
+        accept=lambda s: s == f"summary of step {i}",
+    )
+    assert llm_api.append("llm-sum", "short step")["summary"] is None
+    ctx = llm_api.client.get(f"{llm_api.base}/sessions/llm-sum/context", params={"recent": 1})
+    assert ctx.json()["earlier"][0]["text"] == f"summary of step {i}", ctx.text
+
+    # a slow model never delays the write, and a summary the client sets meanwhile stands
+    kept = summaries(llm_api, "kept")
+    brain.delay_next(2)
+    started = time.monotonic()
+    slow = llm_api.append("llm-sum", long_en)
+    assert time.monotonic() - started < 1.5
+    assert slow["summary"] == first
+    r = llm_api.client.patch(
+        f"{llm_api.base}/sessions/llm-sum/steps/{slow['step_index']}", json={"summary": "mine"}
+    )
+    assert r.status_code == 200, r.text
+    wait_until(lambda: summaries(llm_api, "kept") > kept, "the late summary is not applied")
+    assert llm_api.steps("llm-sum")[-1]["summary"] == "mine"
+
+    # a model that is down: the step is kept, with its first sentence
+    failed = summaries(llm_api, "builtin")
+    brain.fail_next(500, times=4)  # the first try and the client's three retries
+    down = llm_api.append("llm-sum", long_en)
+    wait_until(lambda: summaries(llm_api, "builtin") > failed, "the summary gives up")
+    assert llm_api.steps("llm-sum")[-1]["step_index"] == down["step_index"]
+    assert llm_api.steps("llm-sum")[-1]["summary"] == first

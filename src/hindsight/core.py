@@ -84,6 +84,7 @@ class Hindsight:
         await self.erasure.aclose()
         if self.reranker is not None:
             await self.reranker.aclose()
+        await self.consolidation.aclose()
         if self.llm is not None:
             await self.llm.aclose()
         await self.hot.aclose()

@@ -47,7 +47,7 @@ from hindsight.services.distill import (
 from hindsight.services.observe import Observer
 from hindsight.services.observing import Outcome
 from hindsight.services.redaction import scrubber
-from hindsight.stores import consolidation_jobs as store
+from hindsight.stores import consolidation_jobs as store, steps as steps_store
 from hindsight.stores.hot_steps import HotSteps
 from hindsight.text.filler import first_sentence_summary
 
@@ -56,6 +56,9 @@ log = logging.getLogger(__name__)
 # Steps shorter than this are shown whole; a summary would not save anything.
 SUMMARIZE_MIN_CHARS = 240
 _SUMMARY_BATCH = 40
+# summaries asked for as steps are written: requests at once, and waiting at most
+_SUMMARY_CONCURRENCY = 4
+_SUMMARY_PENDING_MAX = 256
 # A job reads the steps past the mark in windows this big: what one LLM prompt holds (a
 # single longer step makes a window of its own), and a bound on what a job holds in memory.
 WINDOW_MAX_CHARS = TRANSCRIPT_MAX_CHARS
@@ -132,15 +135,83 @@ class ConsolidationService:
         self._hot = hot
         self._llm = llm
         self._distiller = distiller
+        self._summarizing: set[asyncio.Task[None]] = set()
+        self._summary_slots = asyncio.Semaphore(_SUMMARY_CONCURRENCY)
 
     def summary_when_written(self, content: str) -> str | None:
-        """The summary a step gets as it is written: with no LLM, a long step's first
-        sentence (what consolidation would give it later anyway, and the context read
-        needs it now, for a session that runs long before it ends); None for a short step,
-        and with an LLM, whose summaries come with consolidation, off the write path."""
-        if self._llm is not None or len(content) < SUMMARIZE_MIN_CHARS:
+        """The summary a step gets as it is written: a long step's first sentence (what the
+        context read of a session still running needs now); None for a short step. With an
+        LLM configured, `summarize_later` replaces it with the model's."""
+        if len(content) < SUMMARIZE_MIN_CHARS:
             return None
         return first_sentence_summary(content)
+
+    def summarize_later(self, namespace: str, session_id: str, step: dict[str, Any]) -> None:
+        """Ask the LLM for a long step's summary in the background, off the write path: a
+        slow or failing model never delays or loses a step, whose first sentence stands
+        until the model's summary replaces it (not if the client set one meanwhile). In
+        process memory only: a restart before the model answers leaves the first sentence,
+        which consolidation then replaces (`_llm_summaries`). At most
+        `_SUMMARY_CONCURRENCY` requests at once and `_SUMMARY_PENDING_MAX` waiting; past
+        that the first sentence stands."""
+        if (
+            self._llm is None
+            or not self._settings.step_summary_llm
+            or step.get("summary") is None
+            or step["summary"] != first_sentence_summary(step["content"])
+        ):
+            return
+        if len(self._summarizing) >= _SUMMARY_PENDING_MAX:
+            metrics.STEP_SUMMARIES.labels("builtin").inc()
+            return
+        task = asyncio.create_task(self._summarize(namespace, session_id, step))
+        self._summarizing.add(task)
+        task.add_done_callback(self._summarizing.discard)
+
+    async def _summarize(self, namespace: str, session_id: str, step: dict[str, Any]) -> None:
+        assert self._llm is not None
+        index = step["step_index"]
+        try:
+            async with self._summary_slots:
+                answer = await self._llm.complete_json(
+                    SUMMARY_SYSTEM, summary_user([step]), _SummariesOut
+                )
+            text = next(
+                (
+                    a.summary.replace("\x00", "").strip()
+                    for a in answer.summaries
+                    if a.step_index == index
+                ),
+                "",
+            )[: limits.STEP_SUMMARY_MAX_CHARS]
+            if not text:
+                metrics.STEP_SUMMARIES.labels("builtin").inc()
+                return
+            text = (await scrubber(self._observer.policies, namespace)).quietly(text)
+            async with self._pool.connection() as conn:
+                changed = await steps_store.replace_summary(
+                    conn, namespace, session_id, index, step["summary"], text
+                )
+        except (ProviderError, Unavailable) as exc:
+            log.warning("step %s of a session: the LLM summary failed (%s)", index, exc)
+            metrics.STEP_SUMMARIES.labels("builtin").inc()
+            return
+        except Exception:
+            # a background task has no caller to raise to: the first sentence stands
+            log.exception("step %s of a session: the LLM summary failed", index)
+            metrics.STEP_SUMMARIES.labels("builtin").inc()
+            return
+        if changed is None:
+            metrics.STEP_SUMMARIES.labels("kept").inc()
+            return
+        await self._hot.replaced(namespace, session_id, changed)
+        metrics.STEP_SUMMARIES.labels("llm").inc()
+
+    async def aclose(self) -> None:
+        """Stop the summaries still being asked for (their steps keep the first sentence)."""
+        for task in list(self._summarizing):
+            task.cancel()
+        await asyncio.gather(*self._summarizing, return_exceptions=True)
 
     async def enqueue(self, namespace: str, session_id: str, trigger: str) -> dict[str, Any]:
         async with self._pool.connection() as conn:
@@ -320,7 +391,15 @@ class ConsolidationService:
             ):
                 raise _Raced()
             summarized.clear()  # a deadlock retry runs this again
-            summarized.extend(await store.set_summaries(conn, namespace, session_id, summaries))
+            summarized.extend(
+                await store.set_summaries(
+                    conn,
+                    namespace,
+                    session_id,
+                    summaries,
+                    {s["step_index"]: s["summary"] for s in steps},
+                )
+            )
             nonlocal done
             done = replace(progress)  # from the last commit again on a deadlock retry
             done.add(steps, outcomes, distilled, skipped, len(summarized))
@@ -351,8 +430,13 @@ class ConsolidationService:
 
     async def _llm_summaries(self, steps: list[dict[str, Any]]) -> dict[int, str]:
         assert self._llm is not None
+        # a first-sentence summary is the one given as the step was written: the model's
+        # replaces it (when the model was down then, or the process restarted first)
         todo = [
-            s for s in steps if s["summary"] is None and len(s["content"]) >= SUMMARIZE_MIN_CHARS
+            s
+            for s in steps
+            if len(s["content"]) >= SUMMARIZE_MIN_CHARS
+            and s["summary"] in (None, first_sentence_summary(s["content"]))
         ]
         out: dict[int, str] = {}
         wanted = {s["step_index"] for s in todo}
@@ -367,7 +451,8 @@ class ConsolidationService:
                     out[item.step_index] = text[: limits.STEP_SUMMARY_MAX_CHARS]
         # a step the model skipped still gets the deterministic summary
         for s in todo:
-            out.setdefault(s["step_index"], first_sentence_summary(s["content"]))
+            if s["summary"] is None:
+                out.setdefault(s["step_index"], first_sentence_summary(s["content"]))
         return out
 
 

@@ -107,6 +107,7 @@ class SessionService:
                 "start a new session id"
             )
         await self._hot.appended(namespace, session_id, step)
+        self._consolidation.summarize_later(namespace, session_id, step)
         every = self._settings.consolidate_every_n_steps
         if every and (step["step_index"] + 1) % every == 0:
             await self._consolidation.enqueue(namespace, session_id, "every_n")

@@ -205,19 +205,25 @@ async def has_steps_after(conn: Connection, namespace: str, session_id: str, aft
 
 
 async def set_summaries(
-    conn: Connection, namespace: str, session_id: str, summaries: dict[int, str]
+    conn: Connection,
+    namespace: str,
+    session_id: str,
+    summaries: dict[int, str],
+    expected: dict[int, str | None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Fill in summaries for steps that have none (a client's own summary wins)."""
+    """Fill in summaries for steps whose summary is still `expected` (per step index; none
+    given: steps with no summary), so a client's own summary wins."""
     if not summaries:
         return []
     indexes = sorted(summaries)
+    old = [(expected or {}).get(i) for i in indexes]
     cur = await conn.execute(
         "UPDATE working_memory w SET summary = s.summary "
-        "FROM unnest(%s::int[], %s::text[]) AS s(step_index, summary) "
+        "FROM unnest(%s::int[], %s::text[], %s::text[]) AS s(step_index, summary, old) "
         "WHERE w.namespace = %s AND w.session_id = %s AND w.step_index = s.step_index "
-        "AND w.summary IS NULL "
+        "AND w.summary IS NOT DISTINCT FROM s.old "
         "RETURNING w.step_index, w.role, w.content, w.summary, w.metadata, "
         "w.idempotency_key, w.created_at, w.expires_at, w.occurred_at",
-        (indexes, [summaries[i] for i in indexes], namespace, session_id),
+        (indexes, [summaries[i] for i in indexes], old, namespace, session_id),
     )
     return await cur.fetchall()

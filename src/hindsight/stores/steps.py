@@ -335,3 +335,22 @@ async def set_summary(
         (summary, namespace, session_id, step_index),
     )
     return await cur.fetchone()
+
+
+async def replace_summary(
+    conn: Connection,
+    namespace: str,
+    session_id: str,
+    step_index: int,
+    expected: str | None,
+    summary: str,
+) -> dict[str, Any] | None:
+    """Set a live step's summary if it is still `expected` (a summary set since, by the
+    client, stands); the step, or None when it was not changed."""
+    cur = await conn.execute(
+        f"UPDATE working_memory w SET summary = %s WHERE w.namespace = %s "
+        f"AND w.session_id = %s AND w.step_index = %s AND w.expires_at > now() "
+        f"AND w.summary IS NOT DISTINCT FROM %s RETURNING {STEP_COLUMNS}",
+        (summary, namespace, session_id, step_index, expected),
+    )
+    return await cur.fetchone()
