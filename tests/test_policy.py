@@ -19,6 +19,7 @@ from hindsight.services.policy import PolicyService
 from hindsight.wire.policy import Policy
 from tests.conftest import Api, make_settings
 from tests.support.lifecycle import sql
+from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 from tests.test_mcp import call, over_http, run
 
@@ -279,3 +280,38 @@ def test_every_policy_field_has_one_setting_for_its_default() -> None:
     assert sorted(POLICY_SETTINGS.values()) == sorted(set(leaves(Policy)) - fixed)
     for name, path in POLICY_SETTINGS.items():
         assert Settings.model_fields[name].description == field_info(path).description
+
+
+def test_feedback_is_counted_but_does_not_change_ranking(api: Api, ns: str) -> None:
+    """The descriptions of REST, SDK and MCP say ranking does not read used_count: the same
+    memories and recalls, with and without feedback, score the same. If ranking ever reads
+    it, this fails, and the descriptions must change with it."""
+    other = Api(api.client, ns + "-nofb")
+    memories = [
+        {"key": "user.city", "value": "lives in Porto"},
+        {"key": "user.trip", "value": "flew to Porto in May"},
+    ]
+    for each in (api, other):
+        each.observe(*memories)
+    first = {each.ns: each.recall("Porto") for each in (api, other)}
+    ids = {each.ns: [h["id"] for h in first[each.ns]["results"]] for each in (api, other)}
+    for each in (api, other):
+        for memory_id in ids[each.ns]:
+            wait_until(
+                lambda e=each, m=memory_id: e.get(m)["access_count"],
+                "the recall's access counts are flushed",
+                accept=lambda n: n == 1,
+            )
+    fb = api.client.post(
+        f"{api.base}/recalls/{first[api.ns]['recall_id']}/feedback",
+        json={"used": [ids[api.ns][-1]], "unused": [ids[api.ns][0]]},
+    )
+    assert fb.status_code == 200 and fb.json()["recorded"] == 2, fb.text
+    with_fb, without = api.recall("Porto")["results"], other.recall("Porto")["results"]
+    assert [(h["key"], h["score"], h["components"]) for h in with_fb] == [
+        (h["key"], h["score"], h["components"]) for h in without
+    ]
+    route = api.client.get("/openapi.json").json()["paths"][
+        "/v1/namespaces/{namespace}/recalls/{recall_id}/feedback"
+    ]["post"]
+    assert "does not read these counts" in route["description"]

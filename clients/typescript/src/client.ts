@@ -430,7 +430,11 @@ export class Hindsight {
 
   // --- feedback, policy, operators' reads ---
 
-  /** Which of a recall's results the agent used; each (recall, memory) verdict counts once. */
+  /**
+   * Which of a recall's results the agent used; each (recall, memory) verdict counts once,
+   * on the memory (used_count, unused_count) and with the recall, for curators and audits.
+   * Ranking does not read these counts.
+   */
   feedback(
     namespace: string,
     recallId: string,

@@ -503,7 +503,9 @@ export interface paths {
         /**
          * Feedback
          * @description Say which of a recall's results the agent used. Ids must come from that recall's
-         *     results; each (recall, memory) verdict counts once.
+         *     results; each (recall, memory) verdict counts once, on the memory (used_count,
+         *     unused_count) and with the recall (recall_feedback), for curators and audits. Ranking
+         *     does not read these counts: its access term counts how often a memory was recalled.
          */
         post: operations["feedback_v1_namespaces__namespace__recalls__recall_id__feedback_post"];
         delete?: never;
@@ -1011,9 +1013,15 @@ export interface components {
             id: string;
             /** Used */
             used: boolean;
-            /** Used Count */
+            /**
+             * Used Count
+             * @description Recalls in which the agent said it used this memory (not read by ranking).
+             */
             used_count: number;
-            /** Unused Count */
+            /**
+             * Unused Count
+             * @description Recalls in which it said it did not.
+             */
             unused_count: number;
         };
         /** FeedbackOut */

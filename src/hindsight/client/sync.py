@@ -169,7 +169,9 @@ class Hindsight:
         used: list[str] | None = None,
         unused: list[str] | None = None,
     ) -> fb.FeedbackOut:
-        """Say which of a recall's results were used."""
+        """Say which of a recall's results were used: counted on each memory (used_count,
+        unused_count) and kept with the recall, for curators and audits; ranking does not
+        read these counts."""
         result: fb.FeedbackOut = self._run(
             c.feedback(namespace, str(recall_id), list(used or []), list(unused or []))
         )

@@ -1,8 +1,11 @@
 """Access feedback: of what a recall returned, which memories the agent actually used.
 
 Recall counts every memory it returns; feedback tells use from mere retrieval, stored per
-memory (memory_access.used_count, unused_count) and per recall (recall_feedback), so the
-access term of the score can be made to reward use.
+memory (memory_access.used_count, unused_count) and per recall (recall_feedback), for the
+people who curate the memory and for audits. Ranking does not read these counts (its access
+term counts recalls): the real-data sets carry no feedback to measure a use term on, and a
+simulated one (docs/concepts.md, Lifecycle) is not evidence enough to change the
+score. The descriptions of REST, SDK and MCP say so; tests/test_policy.py pins it.
 """
 
 from __future__ import annotations

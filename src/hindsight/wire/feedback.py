@@ -24,8 +24,10 @@ class FeedbackIn(BaseModel):
 class FeedbackMemory(BaseModel):
     id: uuid.UUID
     used: bool
-    used_count: int
-    unused_count: int
+    used_count: int = Field(
+        description="Recalls in which the agent said it used this memory (not read by ranking)."
+    )
+    unused_count: int = Field(description="Recalls in which it said it did not.")
 
 
 class FeedbackOut(BaseModel):

@@ -39,13 +39,15 @@ async def put_policy(
 async def feedback(
     recall_id: uuid.UUID,
     body: FeedbackIn,
-    # feedback moves ranking: a write, like observe
+    # feedback changes what is stored about memories: a write, like observe
     namespace: WritableNamespaceDep,
     principal: PrincipalDep,
     core: CoreDep,
 ) -> dict[str, Any]:
     """Say which of a recall's results the agent used. Ids must come from that recall's
-    results; each (recall, memory) verdict counts once."""
+    results; each (recall, memory) verdict counts once, on the memory (used_count,
+    unused_count) and with the recall (recall_feedback), for curators and audits. Ranking
+    does not read these counts: its access term counts how often a memory was recalled."""
     return await core.feedback.record(
         namespace, recall_id, body.used, body.unused, actor=principal.name
     )
