@@ -4,6 +4,7 @@ memories' history, resolved by trust — the newer supersedes, or both wait for 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -113,3 +114,55 @@ def test_with_an_llm_the_model_tells_a_change_from_an_addition(
     assert "fake-chat" in new["reason"] and old["id"] in new["reason"]
     assert other.get(old["id"])["status"] == "archived"
     other.client.close()
+
+
+def contradiction_entries(api: Api, memory_id: str) -> list[str]:
+    """The reasons of the memory's `contradiction` history entries, oldest first."""
+    return [e["reason"] for e in api.history(memory_id) if e["change"] == "contradiction"]
+
+
+@pytest.mark.parametrize(
+    ("older", "said_by_older", "said_by_newer", "moves"),
+    [
+        # as trusted: the newer supersedes, the older is archived after the label
+        ({}, "superseded by it (archived)", "superseded it (archived)", ["archived"]),
+        # the older's source is trusted more: both wait for a curator
+        ({"source": "user"}, "both sent to review", "both sent to review", ["quarantined"]),
+        # a curator vouched for the older: it stays, only the newer waits
+        (
+            {"verified": True},
+            "this one stays (vouched for by a curator); the other was sent to review",
+            "this one sent to review; the other, vouched for by a curator, stays",
+            [],
+        ),
+    ],
+)
+def test_both_histories_label_the_contradiction_and_what_was_done(
+    api: Api,
+    writer: Api,
+    older: dict[str, Any],
+    said_by_older: str,
+    said_by_newer: str,
+    moves: list[str],
+) -> None:
+    (old,) = (api if older else writer).observe({**PYTHON, **older})
+    (new,) = writer.observe(GO)
+    # each names the other's id and key, and says what was done
+    assert contradiction_entries(api, old["id"]) == [
+        f"contradicted by memory {new['id']} (key 'user.main_language'): {said_by_older}: "
+        "the same attribute of the same subject, with another value; similarity "
+        + new_similarity(new)
+    ]
+    assert contradiction_entries(api, new["id"]) == [
+        f"contradicts memory {old['id']} (key 'user.language'): {said_by_newer}: "
+        "the same attribute of the same subject, with another value; similarity "
+        + new_similarity(new)
+    ]
+    # the label comes before the move that carries it out
+    history = [e["change"] for e in api.history(old["id"])]
+    assert history[history.index("contradiction") :] == ["contradiction", *moves]
+
+
+def new_similarity(outcome: dict[str, Any]) -> str:
+    """The similarity the outcome's reason gives (both entries repeat the judge's words)."""
+    return outcome["reason"].split("similarity ", 1)[1].split(";", 1)[0]

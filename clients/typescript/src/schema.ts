@@ -1112,7 +1112,10 @@ export interface components {
         HistoryEntry: {
             /** Sequence */
             sequence: number;
-            /** Change */
+            /**
+             * Change
+             * @description created, reinforced, superseded, updated, archived, restored, deleted, cooled, warmed, expired, quarantined, approved, released, rejected, or contradiction (this memory and another under a different key cannot both be true: `reason` names the other, by id and key, and what was done).
+             */
             change: string;
             /** Key */
             key: string;

@@ -114,6 +114,8 @@ COMMENT ON FUNCTION hindsight_ltm_inserted() IS
   'Writes created history entries and keyword document-frequency deltas.';
 
 -- name: hindsight_ltm_updated
+-- A live memory sent to review (a contradiction the source may not settle) is a
+-- `quarantined` entry, as a claim stored for review is; before 0035 it read `updated`.
 CREATE OR REPLACE FUNCTION hindsight_ltm_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   entries jsonb;
@@ -135,6 +137,7 @@ BEGIN
                  WHEN n.observation_count > o.observation_count THEN 'reinforced'
                  ELSE 'updated'
                END
+             WHEN n.status = 'quarantined' THEN 'quarantined'
              WHEN n.status = 'cold' THEN 'cooled'
              WHEN n.status = 'archived' THEN 'archived'
              WHEN o.status = 'cold' AND n.status = 'active' THEN 'warmed'

@@ -20,10 +20,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from hindsight.db.pool import Connection
 from hindsight.errors import ProviderError, Unavailable
 from hindsight.llm import LLM
 from hindsight.llm.prompts import CONTRADICTION_SYSTEM, contradiction_user
 from hindsight.services.trust import writer_trust
+from hindsight.stores import contradictions as contradiction_store
 from hindsight.text.subjects import same_subject
 from hindsight.text.twins import same_words
 from hindsight.wire.policy import TrustPolicy
@@ -97,6 +99,56 @@ Resolution = Literal["supersede", "review", "hold"]
 class Resolved:
     how: Resolution  # supersede: older archived; review: both quarantined; hold: newer only
     reason: str
+    why: str = ""  # the judge's reason the two cannot both be true
+
+
+# What a contradiction did, as each memory's history says it (`link`)
+_NEWER = {
+    "supersede": "superseded it (archived)",
+    "review": "both sent to review",
+    "hold": "this one sent to review; the other, vouched for by a curator, stays",
+}
+_OLDER = {
+    "supersede": "superseded by it (archived)",
+    "review": "both sent to review",
+    "hold": "this one stays (vouched for by a curator); the other was sent to review",
+}
+
+CHANGE = "contradiction"
+
+
+async def link(
+    conn: Connection,
+    namespace: str,
+    *,
+    older: dict[str, Any],
+    newer: dict[str, Any],
+    resolved: Resolved,
+    actor: str,
+    prefix: str = "",
+) -> None:
+    """A `contradiction` entry in each memory's history naming the other (id and key) and
+    what was done, written before the moves that carry it out (`archived`, `quarantined`
+    entries): one label to find every contradiction by, in either memory."""
+    why = f": {resolved.why}" if resolved.why else ""
+    await contradiction_store.note(
+        conn,
+        namespace,
+        newer["id"],
+        change=CHANGE,
+        actor=actor,
+        reason=f"{prefix}contradicts memory {older['id']} (key {older['key']!r}): "
+        f"{_NEWER[resolved.how]}{why}",
+    )
+    await contradiction_store.note(
+        conn,
+        namespace,
+        older["id"],
+        change=CHANGE,
+        actor=actor,
+        reason=f"{prefix}contradicted by memory {newer['id']} (key {newer['key']!r}): "
+        f"{_OLDER[resolved.how]}{why}",
+    )
 
 
 def resolve(
@@ -114,14 +166,16 @@ def resolve(
         # a curator vouched for it: it stays, and the claim against it waits, as a
         # writer's new value for a verified key does (`trust.judge`)
         flags = " and ".join(f for f in ("verified", "permanent") if older.get(f))
-        return Resolved("hold", f"contradicts {flags} {name}: {why}; waits for a curator")
+        return Resolved("hold", f"contradicts {flags} {name}: {why}; waits for a curator", why)
     if trust >= held:
         return Resolved(
             "supersede",
             f"contradicts {name}: {why}; superseded it (trust {trust:g} >= {held:g})",
+            why,
         )
     return Resolved(
         "review",
         f"contradicts {name}: {why}; its source is trusted more ({held:g} > {trust:g} of "
         f"{source or 'no source'}): both wait for a curator",
+        why,
     )

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from hindsight.db.pool import Connection
-from hindsight.services.contradictions import Judge, Resolved, contradiction, resolve
+from hindsight.services.contradictions import Judge, Resolved, contradiction, link, resolve
 from hindsight.services.trust import Verdict, judge, releases
 from hindsight.stores import (
     contradictions as contradiction_store,
@@ -368,11 +368,19 @@ class ObserveBatch:
 
     async def _settle(self, state: _Run) -> None:
         """Each contradiction's older memory archived (superseded) or sent to review, and
-        both memories' history naming the other."""
+        both memories' history naming the other (`contradictions.link`)."""
         for p, (older, resolved) in state.contradicts.items():
             done = state.done[p]
             if done.id is None:  # dropped by the importance gate: nothing stands against it
                 continue
+            await link(
+                state.conn,
+                self.namespace,
+                older=older,
+                newer={"id": done.id, "key": done.key},
+                resolved=resolved,
+                actor=self.actor,
+            )
             newer = f"memory {done.id} (key {done.key!r})"
             if resolved.how == "supersede":
                 await contradiction_store.move(
@@ -383,19 +391,10 @@ class ObserveBatch:
                     actor=self.actor,
                     reason=f"superseded by contradicting {newer}: {resolved.reason}",
                 )
-                await contradiction_store.note(
-                    state.conn,
-                    self.namespace,
-                    done.id,
-                    change="superseded",
-                    actor=self.actor,
-                    reason=resolved.reason,
-                )
                 state.done[p] = dataclasses.replace(
                     done, outcome="superseded", reason=resolved.reason
                 )
-                continue
-            if resolved.how == "review":
+            elif resolved.how == "review":
                 await contradiction_store.move(
                     state.conn,
                     self.namespace,
@@ -403,15 +402,6 @@ class ObserveBatch:
                     "quarantined",
                     actor=self.actor,
                     reason=f"sent to review: contradicted by quarantined {newer}",
-                )
-            else:
-                await contradiction_store.note(
-                    state.conn,
-                    self.namespace,
-                    older["id"],
-                    change="updated",
-                    actor=self.actor,
-                    reason=f"contradicted by quarantined {newer}, which waits for a curator",
                 )
 
     async def _write_rounds(

@@ -26,7 +26,14 @@ from pydantic import BaseModel, Field
 from hindsight.db.pool import Connection
 from hindsight.errors import ProviderError, Unavailable
 from hindsight.llm.prompts import PATTERN_SYSTEM, PATTERN_VERSION, pattern_user
-from hindsight.services.contradictions import contradiction, judge_for, resolve, stored_trust
+from hindsight.services.contradictions import (
+    Resolved,
+    contradiction,
+    judge_for,
+    link,
+    resolve,
+    stored_trust,
+)
 from hindsight.services.moves import Move
 from hindsight.services.observe import Observer
 from hindsight.services.observing import Observation, Outcome
@@ -131,38 +138,36 @@ class Reflection:
                     )
                 ):
                     continue  # changed since the scan
-                await self._settle(
-                    conn, namespace, resolved.how, a, b, names, resolved.reason, actor
-                )
+                await self._settle(conn, namespace, resolved, a, b, names, actor)
             self._report(emit, namespace, resolved.how, newer, older, names, resolved.reason)
 
     async def _settle(
         self,
         conn: Connection,
         namespace: str,
-        how: str,
+        resolved: Resolved,
         newer: dict[str, Any],
         older: dict[str, Any],
         names: str,
-        reason: str,
         actor: str,
     ) -> None:
-        if how == "supersede":
+        await link(
+            conn,
+            namespace,
+            older=older,
+            newer=newer,
+            resolved=resolved,
+            actor=actor,
+            prefix="reflection: ",
+        )
+        if resolved.how == "supersede":
             await contradiction_store.move(
                 conn,
                 namespace,
                 older["id"],
                 "archived",
                 actor=actor,
-                reason=f"reflection: superseded by contradicting {names}: {reason}",
-            )
-            await contradiction_store.note(
-                conn,
-                namespace,
-                newer["id"],
-                change="superseded",
-                actor=actor,
-                reason=f"reflection: {reason}",
+                reason=f"reflection: superseded by contradicting {names}: {resolved.reason}",
             )
             return
         await contradiction_store.move(
@@ -171,9 +176,9 @@ class Reflection:
             newer["id"],
             "quarantined",
             actor=actor,
-            reason=f"reflection: sent to review: {reason}",
+            reason=f"reflection: sent to review: {resolved.reason}",
         )
-        if how == "review":
+        if resolved.how == "review":
             await contradiction_store.move(
                 conn,
                 namespace,
@@ -181,15 +186,6 @@ class Reflection:
                 "quarantined",
                 actor=actor,
                 reason=f"reflection: sent to review: contradicted by {names}",
-            )
-        else:
-            await contradiction_store.note(
-                conn,
-                namespace,
-                older["id"],
-                change="updated",
-                actor=actor,
-                reason=f"reflection: contradicted by {names}, sent to review",
             )
 
     @staticmethod

@@ -276,7 +276,12 @@ class Whoami(BaseModel):
 
 class HistoryEntry(BaseModel):
     sequence: int
-    change: str
+    change: str = Field(
+        description="created, reinforced, superseded, updated, archived, restored, deleted, "
+        "cooled, warmed, expired, quarantined, approved, released, rejected, or "
+        "contradiction (this memory and another under a different key cannot both be true: "
+        "`reason` names the other, by id and key, and what was done)."
+    )
     key: str
     memory_type: str
     value: str | None = Field(description="Value after the change (before it, if deleted).")

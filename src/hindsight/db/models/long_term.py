@@ -269,7 +269,7 @@ memory_history = Table(
         Text,
         nullable=False,
         comment="created, reinforced, superseded, updated, archived, restored, deleted, "
-        "cooled, warmed, expired, quarantined, approved, released or rejected.",
+        "cooled, warmed, expired, quarantined, approved, released, rejected or contradiction.",
     ),
     Column("memory_type", Text, nullable=False, comment="Type after the change."),
     Column(
@@ -307,6 +307,7 @@ memory_history = Table(
                 "approved",
                 "released",
                 "rejected",
+                "contradiction",
             ),
         ),
         name="change",
