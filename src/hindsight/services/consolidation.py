@@ -147,19 +147,15 @@ class ConsolidationService:
         return first_sentence_summary(content)
 
     def summarize_later(self, namespace: str, session_id: str, step: dict[str, Any]) -> None:
-        """Ask the LLM for a long step's summary in the background, off the write path: a
-        slow or failing model never delays or loses a step, whose first sentence stands
+        """Ask the LLM in the background for the summary of a long step written with none
+        (its summary the first sentence `summary_when_written` gave it), off the write path:
+        a slow or failing model never delays or loses a step, whose first sentence stands
         until the model's summary replaces it (not if the client set one meanwhile). In
         process memory only: a restart before the model answers leaves the first sentence,
         which consolidation then replaces (`_llm_summaries`). At most
         `_SUMMARY_CONCURRENCY` requests at once and `_SUMMARY_PENDING_MAX` waiting; past
         that the first sentence stands."""
-        if (
-            self._llm is None
-            or not self._settings.step_summary_llm
-            or step.get("summary") is None
-            or step["summary"] != first_sentence_summary(step["content"])
-        ):
+        if self._llm is None or not self._settings.step_summary_llm or step["summary"] is None:
             return
         if len(self._summarizing) >= _SUMMARY_PENDING_MAX:
             metrics.STEP_SUMMARIES.labels("builtin").inc()

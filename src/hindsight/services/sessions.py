@@ -69,7 +69,8 @@ class SessionService:
         scrub = await scrubber(self._policies, namespace)
         content = scrub("content", content)
         summary = scrub.optional("summary", summary)
-        if summary is None:
+        provisional = summary is None  # the client's own summary is never replaced
+        if provisional:
             summary = self._consolidation.summary_when_written(content)
         metadata = scrub.json("metadata", metadata or {})
         idempotency_key = scrub.refuse("idempotency_key", idempotency_key)
@@ -107,7 +108,8 @@ class SessionService:
                 "start a new session id"
             )
         await self._hot.appended(namespace, session_id, step)
-        self._consolidation.summarize_later(namespace, session_id, step)
+        if provisional:
+            self._consolidation.summarize_later(namespace, session_id, step)
         every = self._settings.consolidate_every_n_steps
         if every and (step["step_index"] + 1) % every == 0:
             await self._consolidation.enqueue(namespace, session_id, "every_n")
