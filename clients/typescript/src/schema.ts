@@ -1262,7 +1262,7 @@ export interface components {
             session_demotion_factor?: number | null;
             /**
              * Write Below Importance
-             * @description A direct write the client sent without an importance, whose built-in estimate (greetings, thanks, acknowledgements and other filler: 0.1) is under this, is stored cold or dropped, as write_below_importance_action says (0: never).
+             * @description A direct write the client sent without an importance, whose rating (the LLM's when one is configured, else the built-in estimate: greetings, thanks, acknowledgements and other filler 0.1) is under this, is stored cold or dropped, as write_below_importance_action says (0: never).
              */
             write_below_importance?: number | null;
             /**

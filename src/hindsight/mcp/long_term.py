@@ -19,9 +19,10 @@ def register(tool: Tool, target: Target) -> None:
         "value again raises its confidence; a new value for a known key replaces the old "
         "one, which stays in the memory's history. Answers with the memory's id, what "
         "happened (created, reinforced, superseded, or quarantined for review, with the "
-        "reason) and its confidence. Leave importance out and greetings, thanks and "
-        "other filler are judged trivial: stored cold (outcome stored_cold) or, by the "
-        "namespace's policy, dropped.",
+        "reason) and its confidence. Leave importance out and it is rated for you (by "
+        "the service's LLM when one is configured, else greetings, thanks and other filler "
+        "0.1, anything else 0.5; importance_by says which); one rated as trivial is "
+        "stored cold (outcome stored_cold) or, by the namespace's policy, dropped.",
         former="memory_store",
     )
     async def observe(

@@ -85,9 +85,10 @@ class LifecyclePolicy(_Section):
         default=None,
         ge=0,
         le=1,
-        description="A direct write the client sent without an importance, whose built-in "
-        "estimate (greetings, thanks, acknowledgements and other filler: 0.1) is under "
-        "this, is stored cold or dropped, as write_below_importance_action says (0: never).",
+        description="A direct write the client sent without an importance, whose rating "
+        "(the LLM's when one is configured, else the built-in estimate: greetings, thanks, "
+        "acknowledgements and other filler 0.1) is under this, is stored cold or dropped, as "
+        "write_below_importance_action says (0: never).",
     )
     write_below_importance_action: Literal["cold", "drop"] | None = Field(
         default=None,
