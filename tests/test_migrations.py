@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import psycopg
@@ -210,3 +211,43 @@ def test_keywords_are_reindexed_with_stems_and_back(empty_db: str) -> None:
     assert rows == before
     assert df == {t: 1 for terms in rows.values() for t in terms}
     assert history == created
+
+
+def test_contradiction_entries_and_review_moves_down_and_up(empty_db: str) -> None:
+    """At 0035 a live memory sent to review is a `quarantined` entry and `contradiction` a
+    change name; the downgrade turns the contradiction entries into `updated` (reasons
+    kept) and restores the trigger that called such a move `updated`."""
+    cfg = config(empty_db)
+    migrate.upgrade(cfg)
+    insert = (
+        "INSERT INTO long_term_memory (id, namespace, mem_key, mem_value, memory_type,"
+        " embedding, keywords, keyword_terms, confidence) VALUES (%s, 'n', %s, 'v', 'fact',"
+        " %s::halfvec, '{}/268435456'::sparsevec, '{}', 0.5)"
+    )
+    vector = "[" + ",".join(["0.05"] * 384) + "]"
+    one, two = uuid.uuid4(), uuid.uuid4()
+
+    def changes(memory_id: uuid.UUID) -> list[tuple[str, str | None]]:
+        with psycopg.connect(empty_db) as conn:
+            return conn.execute(
+                "SELECT change, reason FROM memory_history WHERE memory_id = %s ORDER BY id",
+                (memory_id,),
+            ).fetchall()
+
+    with psycopg.connect(empty_db, autocommit=True) as conn:
+        conn.execute(insert, (one, "a", vector))
+        conn.execute(
+            "INSERT INTO memory_history (memory_id, namespace, mem_key, change, memory_type,"
+            " reason) VALUES (%s, 'n', 'a', 'contradiction', 'fact', 'contradicted by …')",
+            (one,),
+        )
+        conn.execute("UPDATE long_term_memory SET status = 'quarantined' WHERE id = %s", (one,))
+    assert [c for c, _ in changes(one)] == ["created", "contradiction", "quarantined"]
+
+    migrate.downgrade(cfg, "0032")
+    assert changes(one)[1] == ("updated", "contradicted by …")
+    with psycopg.connect(empty_db, autocommit=True) as conn:
+        conn.execute(insert, (two, "b", vector))
+        conn.execute("UPDATE long_term_memory SET status = 'quarantined' WHERE id = %s", (two,))
+    assert [c for c, _ in changes(two)] == ["created", "updated"]
+    migrate.upgrade(cfg)
