@@ -178,12 +178,12 @@ def test_with_an_llm_direct_writes_get_its_rating_and_it_drives_the_gate(
 
 @pytest.fixture(scope="module")
 def hasty_server(module_db: str, redis_url: str, brain: FakeOpenAI) -> Iterator[ThreadServer]:
-    """An LLM-backed server that waits at most half a second for an importance rating."""
+    """An LLM-backed server that waits at most a second for an importance rating."""
     settings = make_settings(
         llm_base_url=brain.url,
         llm_model="fake-chat",
         llm_api_key="sk-llm",
-        write_importance_timeout_seconds=0.5,
+        write_importance_timeout_seconds=1.0,
     )
     with ThreadServer(settings, module_db, redis_url) as srv:
         yield srv
