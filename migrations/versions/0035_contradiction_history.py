@@ -71,8 +71,10 @@ def _constraint(changes: tuple[str, ...]) -> None:
 
 
 def upgrade() -> None:
-    _constraint(_AFTER)
+    # the function first: on a Citus cluster a function command may not follow the
+    # constraint's parallel DDL on the distributed table in one transaction
     op.execute(functions.load(hindsight_ltm_updated="50b2b0376541"))
+    _constraint(_AFTER)
 
 
 def downgrade() -> None:
