@@ -63,6 +63,10 @@ async def rate(llm: LLM | None, items: Sequence[Observation], timeout: float) ->
         if isinstance(answer, ProviderError | Unavailable):
             log.warning("importance rating failed (%s): the built-in estimate stands", answer)
             continue
+        if isinstance(answer, Exception):
+            # a write never fails for its rating: the estimate stands, the log has the bug
+            log.error("importance rating failed: the built-in estimate stands", exc_info=answer)
+            continue
         if isinstance(answer, BaseException):
             raise answer
         wanted = set(chunk)
