@@ -128,7 +128,8 @@ def test_each_namespace_sets_its_own_mode(api: Api, ns: str) -> None:
 
 def test_providers_never_see_a_secret(fresh_db: str, redis_url: str, ns: str) -> None:
     with FakeOpenAI() as fake:
-        fake.reply(json.dumps({"memories": []}))
+        # the importance rating of the direct write, then the extraction
+        fake.reply(json.dumps({"ratings": []}), json.dumps({"memories": []}))
         settings = make_settings(
             embedding_base_url=fake.url,
             embedding_model="fake-embed",
@@ -146,5 +147,5 @@ def test_providers_never_see_a_secret(fresh_db: str, redis_url: str, ns: str) ->
             )
             assert r.status_code == 200, r.text
         sent = json.dumps([req["body"] for req in fake.requests])
-        assert fake.count("embeddings") >= 2 and fake.count("chat") == 1
+        assert fake.count("embeddings") >= 2 and fake.count("chat") == 2
         assert SECRET not in sent and "[REDACTED:openai_key]" in sent
