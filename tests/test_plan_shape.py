@@ -87,7 +87,7 @@ def searches(namespace: str) -> Iterator[tuple[str, search_store.Search]]:
     corpus = Corpus(seed=12)
     embedder = BuiltinEmbedder()
     queries = [corpus.query() for _ in range(3)]
-    # common words only: the keyword arm falls back to the sparse HNSW index
+    # common words only: the keyword arm reads the memories holding all of its rarest terms
     queries.append("user prefers the project team meeting")
     filters = [
         MemoryFilter(),

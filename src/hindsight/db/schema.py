@@ -33,6 +33,8 @@ def embedding_index_sql(
 
 
 def keywords_index_sql() -> str:
+    """The sparse HNSW index over keyword vectors, dropped by migration 0034 (the posting
+    lists serve the keyword arm alone); migration 0032 still rebuilds it on its way."""
     return _HNSW.format(
         concurrently="", name=KEYWORDS_INDEX, column="keywords", ops="sparsevec_ip_ops"
     )
@@ -79,7 +81,6 @@ async def index_build_session(
 # The indexes a bulk load drops and builds again, by name.
 SEARCH_INDEXES = {
     EMBEDDING_INDEX: embedding_index_sql(),
-    KEYWORDS_INDEX: keywords_index_sql(),
     KEYWORD_TERMS_INDEX: keyword_terms_index_sql(),
 }
 
