@@ -30,6 +30,7 @@ import random
 import statistics
 import time
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -176,16 +177,30 @@ def workers_compare(memories: int, seconds: float, clients: list[int], rounds: i
                         t = asyncio.run(closed_loop(svc.url, n, seconds, recall_only=True))
                         tallies[(workers, n)].append(t)
                         print(f"round {r} workers {workers} " + t.row(f"{n} clients", seconds))
-    print(f"\n{memories:,} memories, recall only, closed loop, {rounds} rounds of {seconds:g} s")
-    print("| clients | workers | recall/s | p50 ms | p99 ms |")
-    print("| ---: | ---: | ---: | ---: | ---: |")
+    lines = [
+        "# One worker or two (issue 33 item 5)",
+        "",
+        f"`python -m benchmarks.mixed --workers-compare --memories {memories} --seconds "
+        f"{seconds:g} --clients {','.join(map(str, clients))} --rounds {rounds}`: "
+        f"{memories:,} memories in one namespace (loaded through the batch API), recall "
+        "alone in a closed loop through one worker and through two, in turns on the same "
+        f"data; load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}.",
+        "",
+        "| clients | workers | recalls/s | p50 ms | p99 ms |",
+        "| ---: | ---: | ---: | ---: | ---: |",
+    ]
     for n in clients:
         for workers in (1, 2):
             ts = tallies[(workers, n)]
             xs = sorted(x for t in ts for x in t.latency["recall"])
             rate = sum(t.in_window for t in ts) / (seconds * len(ts))
             p99 = xs[min(len(xs) - 1, int(0.99 * len(xs)))]
-            print(f"| {n} | {workers} | {rate:.1f} | {statistics.median(xs):.1f} | {p99:.1f} |")
+            lines.append(
+                f"| {n} | {workers} | {rate:.1f} | {statistics.median(xs):.1f} | {p99:.1f} |"
+            )
+    text = "\n".join(lines) + "\n"
+    (Path(__file__).parent / "results" / "workers.md").write_text(text)
+    print(text)
 
 
 def main() -> None:
