@@ -22,6 +22,7 @@ from tests.support.servers import ThreadServer
 
 SEARCH_INDEXES = {
     "ix_long_term_memory_embedding",
+    "ix_long_term_memory_keywords",
     "ix_long_term_memory_keyword_terms",
 }
 

@@ -87,7 +87,7 @@ def searches(namespace: str) -> Iterator[tuple[str, search_store.Search]]:
     corpus = Corpus(seed=12)
     embedder = BuiltinEmbedder()
     queries = [corpus.query() for _ in range(3)]
-    # common words only: the keyword arm reads the memories holding all of its rarest terms
+    # common words only: the keyword arm falls back to the sparse HNSW index
     queries.append("user prefers the project team meeting")
     filters = [
         MemoryFilter(),
@@ -342,49 +342,3 @@ def test_a_filter_admitting_few_memories_is_searched_exactly(big_db: str, name: 
     assert len(found) == min(len(matching), PER_ARM)
     scores = [r["keyword"] for r in by_keyword]
     assert scores == sorted(scores, reverse=True)
-
-
-def test_a_query_of_common_words_reads_the_memories_holding_its_rarest_terms(
-    big_db: str,
-) -> None:
-    """When every term of the query is too common for the postings budget, the keyword arm
-    reads the memories that hold all of its rarest few terms, through the posting lists
-    (GIN), at most the budget of them; it has no graph of its own any more (migration 0034):
-    keeping one up to date was most of what a write cost the database."""
-    query = "user prefers the project team meeting"
-    terms, counts = query_terms(query)
-    vector = HalfVector(BuiltinEmbedder().embed_one(query))
-    search = search_store.Search(
-        "big", vector, terms, counts, MemoryFilter(), PER_ARM, EXACT_MAX, BUDGET
-    )
-    with psycopg.connect(big_db) as conn:
-        dfs = [
-            r[0]
-            for r in conn.execute(
-                "SELECT sum(df) FROM keyword_stats WHERE namespace = 'big' "
-                "AND term = ANY(%s) GROUP BY term",
-                (terms,),
-            )
-        ]
-    assert dfs and min(dfs) > BUDGET  # no term is rare enough for the budget
-
-    async def run() -> tuple[list[PlanNode], list[dict[str, Any]]]:
-        pool = await open_pool(make_settings(db_pool_min=1, db_pool_max=1), big_db, search=True)
-        try:
-            async with pool.connection() as conn:
-                sql, params = search.statement("keyword")
-                nodes = list(executed_nodes(await explain_generic(conn, sql, params)))
-                return nodes, await search_store.arm_candidates(conn, search, "keyword")
-        finally:
-            await pool.close()
-
-    nodes, found = asyncio.run(run())
-    postings = [
-        n for n in nodes if n.index == "ix_long_term_memory_keyword_terms" and n.rows_read > 0
-    ]
-    assert postings, "\n".join(map(str, nodes))
-    assert not [n for n in nodes if n.index == "ix_long_term_memory_keywords"]
-    heap = [n for n in nodes if n.relation == "long_term_memory" and "Bitmap Heap" in n.node_type]
-    assert heap and max(n.rows_read for n in heap) <= BUDGET
-    assert len(found) == PER_ARM
-    assert all(r["keyword"] > 0 for r in found)

@@ -70,19 +70,16 @@ arm AS (
 
 # The keyword arm of a large namespace reads the posting lists (GIN on keyword_terms) of the
 # query's rarest terms, up to a budget of postings, and scores those memories exactly. The
-# best BM25 matches nearly always hold a rare term (measured at 100k memories: 0.98 of the
-# exact top 10 from 3,000 postings, where an HNSW graph over the sparse vectors found 0.54
-# at ef_search 40). When even the rarest term is too common for the budget, every term is
-# weak evidence and the best matches hold several of them: the arm reads the memories that
-# hold all of the rarest few terms (GIN intersects their lists), as many as it takes for
-# that set to be expected within the budget if the terms fell independently, and at most
-# the budget of them. (That branch was the sparse HNSW index's, dropped by migration 0034:
-# keeping it up to date was most of what a write cost the database.) The postings are read
-# from the GIN index alone (OFFSET 0 or LIMIT keeps the namespace and filter conditions out
-# of the scan): given them, a generic plan ANDed the postings with the namespace index,
-# reading every id of the namespace (measured: all 8,000 of a test namespace). The subquery
-# selects only what the arm and the filters read: `SELECT *` cost ~0.3 µs more per posting
-# (the keyword arm alone, 150 queries interleaved: English 100k 3.16 -> 2.81 ms p50, Zipf 1M
+# best BM25 matches nearly always hold a rare term, and an HNSW graph over sparse vectors is
+# a poor guide (measured at 100k memories: 0.54 of the exact top 10 at ef_search 40, against
+# 0.98 from 3,000 postings). When even the rarest term is too common for the budget, every
+# term is weak evidence and the sparse HNSW index (a small graph, migration 0034) answers
+# instead. The postings are read
+# from the GIN index alone (OFFSET 0 keeps the namespace and filter conditions out of the
+# scan): given them, a generic plan ANDed the postings with the namespace index, reading
+# every id of the namespace (measured: all 8,000 of a test namespace). The subquery selects
+# only what the arm and the filters read: `SELECT *` cost ~0.3 µs more per posting (the
+# keyword arm alone, 150 queries interleaved: English 100k 3.16 -> 2.81 ms p50, Zipf 1M
 # 2.02 -> 1.81; both arms at once, English 100k, 5.14 -> 4.88).
 _SPARSE_ARM = """{narrow}
 rare AS (
@@ -91,18 +88,6 @@ rare AS (
         FROM stats WHERE term <> 0 AND df > 0
     ) r
     WHERE postings <= %(budget)s
-),
-common AS (
-    -- only when no term is rare enough: the rarest terms, in order, for as long as the
-    -- memories holding all of the ones before would be expected to number over the budget
-    SELECT array_agg(term) AS terms FROM (
-        SELECT term, (SELECT n FROM corpus)
-                     * exp(sum(ln(df / (SELECT n FROM corpus))) OVER w
-                           - ln(df / (SELECT n FROM corpus))) AS held_by_those_before
-        FROM stats WHERE term <> 0 AND df > 0
-        WINDOW w AS (ORDER BY df, term)
-    ) c
-    WHERE held_by_those_before > %(budget)s AND (SELECT terms FROM rare) IS NULL
 ),
 arm AS (
     (SELECT m.id FROM long_term_memory m
@@ -116,11 +101,10 @@ arm AS (
      WHERE m.namespace = %(ns)s{filters} AND {index_gate}
      ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)
     UNION ALL
-    (SELECT m.id FROM (
-         SELECT m.id, m.namespace, m.keywords, {postings_columns} FROM long_term_memory m
-         WHERE {same_shard}m.keyword_terms @> (SELECT terms FROM common) LIMIT %(budget)s) m
+    (SELECT m.id FROM long_term_memory m
      WHERE m.namespace = %(ns)s{filters} AND {index_gate}
-     ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s){sparse_branches}
+       AND (SELECT v FROM qvec) IS NOT NULL AND (SELECT terms FROM rare) IS NULL
+     ORDER BY m.keywords <#> (SELECT v FROM qvec) LIMIT %(n)s){sparse_branches}
 )
 """
 
