@@ -73,8 +73,7 @@ arm AS (
 # best BM25 matches nearly always hold a rare term, and an HNSW graph over sparse vectors is
 # a poor guide (measured at 100k memories: 0.54 of the exact top 10 at ef_search 40, against
 # 0.98 from 3,000 postings). When even the rarest term is too common for the budget, every
-# term is weak evidence and the sparse HNSW index (a small graph, migration 0034) answers
-# instead. The postings are read
+# term is weak evidence and the sparse HNSW index answers instead. The postings are read
 # from the GIN index alone (OFFSET 0 keeps the namespace and filter conditions out of the
 # scan): given them, a generic plan ANDed the postings with the namespace index, reading
 # every id of the namespace (measured: all 8,000 of a test namespace). The subquery selects
