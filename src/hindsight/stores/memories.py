@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from pgvector import HalfVector, SparseVector
@@ -135,6 +136,7 @@ _OBSERVED_TYPES = (
 )  # fmt: skip
 
 
+@lru_cache(maxsize=8)
 def _observed_rows(n: int) -> str:
     """The VALUES rows of `n` claims in PostgreSQL's own placeholders ($1, $2, ...), sent
     through a raw cursor: psycopg parses a statement's %s placeholders afresh on every call
