@@ -13,7 +13,13 @@ service, cannot send at the rate asked, the latencies are the generator's as muc
 service's, and the lag says so.
 `--no-shedding` runs the same with HINDSIGHT_MAX_IN_FLIGHT=0, the behaviour before.
 
+`--workers-compare` asks what a second worker process buys on this machine (issue 33 item
+5): on the same data, recall alone in a closed loop at each `--clients` count, through a
+service with one worker and one with two (HINDSIGHT_WORKERS), in turns, `--rounds` times,
+the order alternating: throughput and p50/p99 of each.
+
     python -m benchmarks.mixed [--memories 20000] [--seconds 20] [--no-shedding]
+    python -m benchmarks.mixed --workers-compare [--clients 1,8,16] [--rounds 2]
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import random
 import statistics
 import time
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -41,8 +48,10 @@ def _sentence(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 14)))
 
 
-def _request(rng: random.Random, i: int) -> tuple[str, str, dict[str, Any]]:
-    roll = rng.random()
+def _request(
+    rng: random.Random, i: int, recall_only: bool = False
+) -> tuple[str, str, dict[str, Any]]:
+    roll = 0.0 if recall_only else rng.random()
     if roll < 0.80:
         query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 5)))
         return "recall", f"/v1/namespaces/{NS}/recall", {"query": query, "k": 10}
@@ -81,8 +90,9 @@ async def _one(
     due: float,
     t: Tally,
     end: float,
+    recall_only: bool = False,
 ) -> None:
-    op, path, body = _request(rng, i)
+    op, path, body = _request(rng, i, recall_only)
     t.lag.append((time.perf_counter() - due) * 1000)
     try:
         r = await client.post(path, json=body)
@@ -99,7 +109,7 @@ async def _one(
         t.in_window += 1
 
 
-async def closed_loop(url: str, clients: int, seconds: float) -> Tally:
+async def closed_loop(url: str, clients: int, seconds: float, recall_only: bool = False) -> Tally:
     t = Tally()
     end = time.perf_counter() + seconds
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -110,7 +120,7 @@ async def closed_loop(url: str, clients: int, seconds: float) -> Tally:
             rng = random.Random(w)
             i = 0
             while time.perf_counter() < end:
-                await _one(c, rng, w * 1_000_000 + i, time.perf_counter(), t, end)
+                await _one(c, rng, w * 1_000_000 + i, time.perf_counter(), t, end, recall_only)
                 i += 1
 
         await asyncio.gather(*(worker(w) for w in range(clients)))
@@ -153,12 +163,59 @@ def load(url: str, memories: int) -> None:
             assert r.status_code in (200, 201), r.text
 
 
+def workers_compare(memories: int, seconds: float, clients: list[int], rounds: int) -> None:
+    """Recall alone, closed loop, one worker against two on the same data, in turns."""
+    tallies: dict[tuple[int, int], list[Tally]] = defaultdict(list)
+    with stores() as s, s.database() as db:
+        with service(db, s.redis_url) as svc:
+            load(svc.url, memories)
+        for r in range(rounds):
+            for workers in (1, 2) if r % 2 == 0 else (2, 1):
+                with service(db, s.redis_url, workers=workers) as svc:
+                    asyncio.run(closed_loop(svc.url, 2, 3, recall_only=True))  # warm both
+                    for n in clients:
+                        t = asyncio.run(closed_loop(svc.url, n, seconds, recall_only=True))
+                        tallies[(workers, n)].append(t)
+                        print(f"round {r} workers {workers} " + t.row(f"{n} clients", seconds))
+    lines = [
+        "# One worker or two (issue 33 item 5)",
+        "",
+        f"`python -m benchmarks.mixed --workers-compare --memories {memories} --seconds "
+        f"{seconds:g} --clients {','.join(map(str, clients))} --rounds {rounds}`: "
+        f"{memories:,} memories in one namespace (loaded through the batch API), recall "
+        "alone in a closed loop through one worker and through two, in turns on the same "
+        f"data; load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}.",
+        "",
+        "| clients | workers | recalls/s | p50 ms | p99 ms |",
+        "| ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for n in clients:
+        for workers in (1, 2):
+            ts = tallies[(workers, n)]
+            xs = sorted(x for t in ts for x in t.latency["recall"])
+            rate = sum(t.in_window for t in ts) / (seconds * len(ts))
+            p99 = xs[min(len(xs) - 1, int(0.99 * len(xs)))]
+            lines.append(
+                f"| {n} | {workers} | {rate:.1f} | {statistics.median(xs):.1f} | {p99:.1f} |"
+            )
+    text = "\n".join(lines) + "\n"
+    (Path(__file__).parent / "results" / "workers.md").write_text(text)
+    print(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--memories", type=int, default=20_000)
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--no-shedding", action="store_true")
+    parser.add_argument("--workers-compare", action="store_true")
+    parser.add_argument("--clients", default="1,8,16")
+    parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
+    if args.workers_compare:
+        clients = [int(c) for c in args.clients.split(",")]
+        workers_compare(args.memories, args.seconds, clients, args.rounds)
+        return
     settings = {"max_in_flight": "0"} if args.no_shedding else {}
     with stores() as s, s.database() as db, service(db, s.redis_url, **settings) as svc:
         load(svc.url, args.memories)

@@ -95,6 +95,8 @@ def test_indexes_the_design_asks_for(migrated: str) -> None:
         }
     assert "hnsw (embedding halfvec_cosine_ops)" in defs["ix_long_term_memory_embedding"]
     assert "hnsw (keywords sparsevec_ip_ops)" in defs["ix_long_term_memory_keywords"]
+    # a small graph: it serves only queries of common words (migration 0034)
+    assert "WITH (m='8', ef_construction='16')" in defs["ix_long_term_memory_keywords"]
     assert "gin (keyword_terms)" in defs["ix_long_term_memory_keyword_terms"]
     # over the computed columns, not status: a tier move changes no indexed column
     assert defs["uq_long_term_memory_active_key"].endswith("WHERE live")

@@ -10,9 +10,11 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from pgvector import HalfVector, SparseVector
+from psycopg import AsyncRawCursor
 from psycopg.types.json import Jsonb
 
 from hindsight.db.pool import Connection
@@ -127,11 +129,25 @@ ON CONFLICT (namespace, mem_key) WHERE live DO UPDATE SET
 RETURNING t.id, t.mem_key AS key, (t.xmax = 0) AS created, t.confidence::float8 AS confidence,
           t.observation_count, t.memory_type
 """
-_OBSERVED_ROW = (
-    "(%s::uuid, %s::text, %s::text, %s::text, %s::text, %s::halfvec, %s::sparsevec, "
-    "%s::int[], %s::numeric, %s::float8, %s::text, %s::bool, %s::text[], %s::jsonb, %s::bool, "
-    "%s::bool, %s::text, %s::timestamptz, %s::timestamptz)"
-)
+_OBSERVED_TYPES = (
+    "uuid", "text", "text", "text", "text", "halfvec", "sparsevec", "int[]", "numeric",
+    "float8", "text", "bool", "text[]", "jsonb", "bool", "bool", "text", "timestamptz",
+    "timestamptz",
+)  # fmt: skip
+
+
+@lru_cache(maxsize=8)
+def _observed_rows(n: int) -> str:
+    """The VALUES rows of `n` claims in PostgreSQL's own placeholders ($1, $2, ...), sent
+    through a raw cursor: psycopg parses a statement's %s placeholders afresh on every call
+    once it has more than 50 parameters (it caches only small ones), and for a batch of 500
+    claims (9,500 parameters) that parse was 40% of the service's CPU time on a batch call
+    (py-spy, 50k memories)."""
+    width = len(_OBSERVED_TYPES)
+    return ",\n       ".join(
+        "(" + ", ".join(f"${r * width + i + 1}::{t}" for i, t in enumerate(_OBSERVED_TYPES)) + ")"
+        for r in range(n)
+    )
 
 
 async def observe(
@@ -159,11 +175,12 @@ async def observe(
     ]  # fmt: skip
     await attribute(conn, actor=actor)
     query = (
-        _OBSERVE.replace("{rows}", ",\n       ".join([_OBSERVED_ROW] * len(claims)))
+        _OBSERVE.replace("{rows}", _observed_rows(len(claims)))
         .replace("CEILING", repr(float(ceiling)))
         .replace("STEP", repr(float(step)))
     )
-    cur = await conn.execute(query, params)  # type: ignore[arg-type]
+    cur = AsyncRawCursor(conn)
+    await cur.execute(query, params)  # type: ignore[arg-type]
     return await cur.fetchall()
 
 

@@ -215,7 +215,8 @@ Index(
     "ix_long_term_memory_keywords",
     long_term_memory.c.keywords,
     postgresql_using="hnsw",
-    postgresql_with={"m": 16, "ef_construction": 64},
+    # a small graph: it serves only queries of common words (migration 0034)
+    postgresql_with={"m": 8, "ef_construction": 16},
     postgresql_ops={"keywords": "sparsevec_ip_ops"},
 )
 # A selective filter of a large namespace is searched exactly among the rows it admits,
