@@ -95,7 +95,7 @@ def test_indexes_the_design_asks_for(migrated: str) -> None:
         }
     assert "hnsw (embedding halfvec_cosine_ops)" in defs["ix_long_term_memory_embedding"]
     assert "hnsw (keywords sparsevec_ip_ops)" in defs["ix_long_term_memory_keywords"]
-    # a small graph: it serves only queries of common words (migration 0034)
+    # a small graph: it serves only queries of common words (migration 0033)
     assert "WITH (m='8', ef_construction='16')" in defs["ix_long_term_memory_keywords"]
     assert "gin (keyword_terms)" in defs["ix_long_term_memory_keyword_terms"]
     # over the computed columns, not status: a tier move changes no indexed column
@@ -216,7 +216,7 @@ def test_keywords_are_reindexed_with_stems_and_back(empty_db: str) -> None:
 
 
 def test_contradiction_entries_and_review_moves_down_and_up(empty_db: str) -> None:
-    """At 0035 a live memory sent to review is a `quarantined` entry and `contradiction` a
+    """At 0034 a live memory sent to review is a `quarantined` entry and `contradiction` a
     change name; the downgrade turns the contradiction entries into `updated` (reasons
     kept) and restores the trigger that called such a move `updated`."""
     cfg = config(empty_db)
@@ -246,7 +246,7 @@ def test_contradiction_entries_and_review_moves_down_and_up(empty_db: str) -> No
         conn.execute("UPDATE long_term_memory SET status = 'quarantined' WHERE id = %s", (one,))
     assert [c for c, _ in changes(one)] == ["created", "contradiction", "quarantined"]
 
-    migrate.downgrade(cfg, "0032")
+    migrate.downgrade(cfg, "0033")
     assert changes(one)[1] == ("updated", "contradicted by …")
     with psycopg.connect(empty_db, autocommit=True) as conn:
         conn.execute(insert, (two, "b", vector))

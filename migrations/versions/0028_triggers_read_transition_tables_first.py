@@ -32,7 +32,7 @@ down_revision: str | None = "0027"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-# hindsight_ltm_updated as this migration loaded it (0035 changed it since)
+# hindsight_ltm_updated as this migration loaded it (0034 changed it since)
 UPDATED = """CREATE OR REPLACE FUNCTION hindsight_ltm_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   entries jsonb;

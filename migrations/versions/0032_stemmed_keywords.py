@@ -113,7 +113,7 @@ def _reindex(terms: Callable[[str], Counter[int]]) -> None:
         )
     if rebuild:
         op.execute("SET LOCAL maintenance_work_mem = '1GB'")
-        op.execute(keywords_index_sql(m=16, ef_construction=64))  # as it was then (0034)
+        op.execute(keywords_index_sql(m=16, ef_construction=64))  # as it was then (0033)
         op.execute(keyword_terms_index_sql())
     # computed over the old terms (stores.search reads them back while they hold)
     op.execute(

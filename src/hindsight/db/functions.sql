@@ -115,7 +115,7 @@ COMMENT ON FUNCTION hindsight_ltm_inserted() IS
 
 -- name: hindsight_ltm_updated
 -- A live memory sent to review (a contradiction the source may not settle) is a
--- `quarantined` entry, as a claim stored for review is; before 0035 it read `updated`.
+-- `quarantined` entry, as a claim stored for review is; before 0034 it read `updated`.
 CREATE OR REPLACE FUNCTION hindsight_ltm_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   entries jsonb;

@@ -37,7 +37,7 @@ def keywords_index_sql(*, m: int = 8, ef_construction: int = 16) -> str:
     is too common for the postings budget, and keeping it up to date was half of what a
     write cost the database at pgvector's m = 16, ef_construction = 64; at 8 and 16 under
     a third of that, finding 0.82 instead of 0.91 of those queries' exact top 10 (migration
-    0034 has the measurements). Migration 0032 builds it with the parameters of its time."""
+    0033 has the measurements). Migration 0032 builds it with the parameters of its time."""
     return (
         f"CREATE INDEX {KEYWORDS_INDEX} ON long_term_memory USING hnsw "
         f"(keywords sparsevec_ip_ops) WITH (m = {m}, ef_construction = {ef_construction})"

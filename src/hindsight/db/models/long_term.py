@@ -215,7 +215,7 @@ Index(
     "ix_long_term_memory_keywords",
     long_term_memory.c.keywords,
     postgresql_using="hnsw",
-    # a small graph: it serves only queries of common words (migration 0034)
+    # a small graph: it serves only queries of common words (migration 0033)
     postgresql_with={"m": 8, "ef_construction": 16},
     postgresql_ops={"keywords": "sparsevec_ip_ops"},
 )

@@ -1,7 +1,7 @@
 """The sparse HNSW graph over keyword vectors built smaller (m = 8, ef_construction = 16):
 a write keeps it up to date for a quarter of what it cost.
 
-Revision ID: 0034
+Revision ID: 0033
 Revises: 0032
 Create Date: 2026-12-05
 
@@ -32,7 +32,7 @@ from alembic import op
 
 from hindsight.db.schema import KEYWORDS_INDEX, keywords_index_sql
 
-revision: str = "0034"
+revision: str = "0033"
 down_revision: str | None = "0032"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -1,7 +1,7 @@
 """History change `contradiction`: the entry linking two memories that contradict each other.
 
-Revision ID: 0035
-Revises: 0032
+Revision ID: 0034
+Revises: 0033
 Create Date: 2026-12-05
 
 When a write (or the lifecycle's reflection) finds that a memory contradicts another one
@@ -27,8 +27,8 @@ from alembic import op
 
 from hindsight.db import functions
 
-revision: str = "0035"
-down_revision: str | None = "0032"
+revision: str = "0034"
+down_revision: str | None = "0033"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
