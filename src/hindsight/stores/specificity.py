@@ -96,17 +96,29 @@ ON CONFLICT (namespace, memory_id) DO UPDATE SET
 """
 
 
+# where a walk over the memories starts (and starts again after the last)
+START = ("", str(uuid.UUID(int=0)))
+
+
+async def cursor(conn: Connection) -> tuple[str, str]:
+    """The (namespace, id) the next pass starts after."""
+    cur = await conn.execute("SELECT value FROM hindsight_meta WHERE name = %s", (_CURSOR,))
+    row = await cur.fetchone()
+    if row is None:
+        return START
+    namespace, memory_id = json.loads(row["value"])
+    return namespace, memory_id
+
+
 async def refresh(conn: Connection, batch: int) -> int:
     """Compute the specificities due among the next `batch` live memories after the last
     pass's; how many were stored. Each namespace commits on its own and gives up on a row
     locked for more than 50 ms (a deletion in flight): recall computes that one itself."""
-    cur = await conn.execute("SELECT value FROM hindsight_meta WHERE name = %s", (_CURSOR,))
-    row = await cur.fetchone()
-    after = json.loads(row["value"]) if row else ["", str(uuid.UUID(int=0))]
+    after = await cursor(conn)
     cur = await conn.execute(_RANGE, (after[0], after[1], batch))
     keys = [(r["namespace"], r["id"]) for r in await cur.fetchall()]
     # past the last memory: the next pass starts again from the first
-    last = [keys[-1][0], str(keys[-1][1])] if len(keys) == batch else ["", str(uuid.UUID(int=0))]
+    last = (keys[-1][0], str(keys[-1][1])) if len(keys) == batch else START
     by_ns: dict[str, list[uuid.UUID]] = {}
     for namespace, memory_id in keys:
         by_ns.setdefault(namespace, []).append(memory_id)
@@ -122,6 +134,6 @@ async def refresh(conn: Connection, batch: int) -> int:
     await conn.execute(
         "INSERT INTO hindsight_meta (name, value) VALUES (%s, %s) "
         "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-        (_CURSOR, json.dumps(last)),
+        (_CURSOR, json.dumps(list(last))),
     )
     return stored
