@@ -4,6 +4,11 @@
   made-up names, with types, tags and importance (the corpus the first numbers came from).
 - `zipf`: plain text as an outside user's first test would make it: 6–24 words drawn from
   one Zipf-distributed vocabulary of 50,000 words, no types or tags; queries of 2–7 words.
+- `madeup`: the outside measurement of issue 33 as its author would write it: a Zipf
+  vocabulary (exponent 1) of 50,000 made-up words of random letters, one namespace, facts
+  of 6–24 words, queries of 2–7 words drawn from the same distribution, so most queries
+  are a few common words. Unlike `zipf`'s `w123` tokens, the words share few character
+  trigrams and most of them stem to themselves, as made-up words do.
 - `english`: natural English sentences, from the docstrings of Python's standard library
   (offline, and the same on every machine with the same Python); queries are 3–7 of a
   sentence's words.
@@ -64,6 +69,20 @@ class Zipf:
     def queries(self, n: int) -> list[str]:
         rng = random.Random(5)
         return [self._text(rng, 2, 7) for _ in range(n)]
+
+
+class MadeUp(Zipf):
+    name = "madeup"
+
+    def __init__(self, vocabulary: int = 50_000) -> None:
+        super().__init__(vocabulary)
+        rng = random.Random(11)
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        seen: dict[str, None] = {}
+        while len(seen) < vocabulary:
+            word = "".join(rng.choices(letters, k=rng.randint(3, 10)))
+            seen.setdefault(word, None)
+        self.words = list(seen)
 
 
 def _stdlib_modules() -> list[str]:
@@ -137,4 +156,4 @@ class English:
         return out
 
 
-CORPORA: dict[str, MatrixCorpus] = {c.name: c for c in (Synthetic(), Zipf(), English())}
+CORPORA: dict[str, MatrixCorpus] = {c.name: c for c in (Synthetic(), Zipf(), MadeUp(), English())}

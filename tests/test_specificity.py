@@ -3,12 +3,17 @@ that says something, when the query itself names little more than a person."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from hindsight.config import Settings
+from hindsight.db.pool import open_pool
+from hindsight.maintenance.purge import PurgeReport, run_once
 from tests.conftest import Api, make_settings
 from tests.support.lifecycle import sql
 from tests.support.poll import wait_until
-from tests.support.servers import ThreadServer
+from tests.support.servers import ThreadServer, separate_database
 
 SMALL_TALK = [
     "that's so cool Mia!",
@@ -135,3 +140,55 @@ def test_recall_keeps_each_specificity_and_reads_it_back_while_it_holds(
     assert specificity("D1:1") == pytest.approx(0.01)
     api.observe(*({"key": f"more.{i}", "value": f"Mia went hiking trip {i}"} for i in range(10)))
     assert specificity("D1:1") != pytest.approx(0.01)
+
+
+def test_maintenance_computes_specificities_ahead_of_recall(
+    pg_url: str, template: str, redis_url: str, ns: str
+) -> None:
+    """A memory a query meets for the first time has its specificity ready: the maintenance
+    pass computes it (a batch of memories a pass, from where the last one stopped) as
+    recall would, and leaves alone what is still fresh."""
+    settings = make_settings(specificity_refresh_batch=10)
+    with (
+        separate_database(pg_url, template=template) as fresh_db,
+        ThreadServer(settings, fresh_db, redis_url) as srv,
+    ):
+        api = Api.at(srv.url, ns)
+        api.observe(*dialogue())
+
+        def kept() -> dict[str, float | None]:
+            rows = sql(
+                fresh_db,
+                "SELECT m.mem_key, a.specificity FROM long_term_memory m "
+                "LEFT JOIN memory_access a ON a.namespace = m.namespace AND a.memory_id = m.id "
+                "WHERE m.namespace = %s AND m.status = 'active'",
+                ns,
+            )
+            return {key: value for key, value in rows}
+
+        assert set(kept().values()) == {None}
+        passes = [asyncio.run(maintenance_pass(settings, fresh_db)) for _ in range(4)]
+        # 25 memories, 10 a pass: three passes cover them, the fourth starts again
+        assert [p.specificities_kept for p in passes] == [10, 10, 5, 0]
+        ahead = kept()
+        assert None not in ahead.values()
+
+        # what recall computes itself, once the kept values are too old to use
+        sql(
+            fresh_db,
+            "UPDATE memory_access SET specificity_at = now() - interval '2 hours' "
+            "WHERE namespace = %s",
+            ns,
+        )
+        results = api.recall("what did Mia do?", k=25)["results"]
+        assert len(results) == 25
+        for r in results:
+            assert r["components"]["specificity"] == pytest.approx(ahead[r["key"]], abs=1e-6)
+
+
+async def maintenance_pass(settings: Settings, url: str) -> PurgeReport:
+    pool = await open_pool(settings, url)
+    try:
+        return await run_once(pool, settings)
+    finally:
+        await pool.close()

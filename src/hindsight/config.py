@@ -305,6 +305,13 @@ class Settings(BaseSettings):
         description="γ in score × specificity^γ: how much memories made of words most "
         "memories share (small talk) give way to ones that say something (0: off).",
     )
+    specificity_refresh_batch: int = Field(
+        default=2000,
+        ge=0,
+        le=1_000_000,
+        description="Memories the maintenance pass looks at each time to compute their "
+        "specificity ahead of recall (0: recall alone computes it).",
+    )
     recall_conversation: bool = Field(
         default=True,
         description="Default `conversation` of a recall: search recent turns (`context`, or "

@@ -15,7 +15,7 @@ from hindsight.config import Settings
 from hindsight.db.pool import Connection
 from hindsight.observability import metrics
 from hindsight.services.lifecycle import LifecycleService
-from hindsight.stores import maintenance as store, overview
+from hindsight.stores import maintenance as store, overview, specificity
 
 # counting every namespace's memories reads the whole table: at most this often
 GAUGE_REFRESH_SECONDS = 60.0
@@ -30,6 +30,7 @@ class PurgeReport:
     expired_sessions: int = 0
     recall_log_rows: int = 0
     keyword_rows_merged: int = 0
+    specificities_kept: int = 0
 
     def as_dict(self) -> dict[str, int | bool]:
         return asdict(self)
@@ -59,6 +60,10 @@ async def run_once(pool: AsyncConnectionPool[Connection], settings: Settings) ->
                     )
             async with conn.transaction():
                 report.keyword_rows_merged = await store.compact_keyword_stats(conn)
+            if settings.specificity_weight > 0 and settings.specificity_refresh_batch > 0:
+                report.specificities_kept = await specificity.refresh(
+                    conn, settings.specificity_refresh_batch
+                )
         finally:
             await store.unlock(conn)
     return report

@@ -1,0 +1,289 @@
+"""The keyword arm against other ways to find the BM25 top k, side by side (issue 33, item 2).
+
+    python -m benchmarks.keyword_arms --keep DIR
+    python -m benchmarks.keyword_arms --keep DIR --cells madeup/import/1/100000 \\
+        --variants today,budget1000,impact1000x100,hybrid3000x200x400
+
+On matrix corpora (loaded as `benchmarks.matrix --keep` loads them, or reused from there),
+each variant of the keyword arm's statement runs on the same queries, interleaved query by
+query (the order alternating), twice; its time at the client and its share of the exact
+BM25 top 10 (over every memory of the namespace holding a query term; tie-safe: a returned
+memory counts when its exact score reaches the 10th exact score). Variants:
+
+- `today`: the service's statement (the rarest terms' postings up to
+  HINDSIGHT_KEYWORD_POSTINGS_BUDGET, one heap row each, scored exactly; the sparse HNSW
+  index when even the rarest term has more);
+- `budgetN`: the same with a budget of N postings;
+- `enoughN`: the budget as today, but a commoner term's postings only while the rarer
+  terms' hold fewer than N;
+- `impactMxC`: impact-ordered postings, term at a time. A prototype table built here from
+  the stored keyword vectors (one row per memory and term, carrying the term's BM25 weight
+  in that memory, ordered by it in a btree read index-only): each query term's M heaviest
+  postings, summed per memory by the query's IDF weights, the best C scored exactly from
+  their rows;
+- `hybridBxMxC`: the same table, but the rarest terms' postings up to B read whole (as
+  `today` reads them, index-only instead of a heap row each) and the other terms' M heaviest.
+
+The prototype table is not maintained by writes; it exists only in the benchmark's
+database. Writes results/keyword_arms.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks import matrix, perf
+from benchmarks.corpora import CORPORA
+from benchmarks.service_profile import load_if_new
+from benchmarks.stack import stores
+from hindsight.config import Settings
+from hindsight.db.pool import Connection, open_pool
+from hindsight.stores import search as search_store
+from hindsight.stores.filters import MemoryFilter
+from hindsight.stores.narrowing import UNNARROWED
+from hindsight.text.tokenize import KEYWORD_DIMENSIONS
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+PROTOTYPE = [
+    """CREATE TABLE IF NOT EXISTS keyword_impacts_prototype AS
+       SELECT m.namespace, (e[1]::int - 1) AS term, e[2]::real AS impact, m.id
+       FROM long_term_memory m,
+            regexp_matches(split_part(m.keywords::text, '/', 1), '(\\d+):([-0-9.e+]+)', 'g') e
+       WHERE m.live""",
+    """CREATE INDEX IF NOT EXISTS keyword_impacts_prototype_order
+       ON keyword_impacts_prototype (namespace, term, impact DESC) INCLUDE (id)""",
+    "VACUUM ANALYZE keyword_impacts_prototype",
+]
+
+# the best C by summed impacts, scored exactly from their rows
+_RESCORED = """
+arm AS (
+    SELECT c.id FROM cand c CROSS JOIN LATERAL (
+        SELECT m.keywords <#> (SELECT v FROM qvec) AS d FROM long_term_memory m
+        WHERE m.namespace = %(ns)s AND m.id = c.id AND m.live OFFSET 0) x
+    ORDER BY x.d LIMIT %(n)s
+)
+"""
+
+IMPACT_ARM = (
+    """
+cand AS (
+    SELECT p.id, sum(q.w * p.impact) AS s
+    FROM qweights q CROSS JOIN LATERAL (
+        SELECT k.id, k.impact FROM keyword_impacts_prototype k
+        WHERE k.namespace = %(ns)s AND k.term = q.term
+        ORDER BY k.impact DESC LIMIT {M}) p
+    GROUP BY p.id ORDER BY s DESC LIMIT {C}
+),"""
+    + _RESCORED
+)
+
+HYBRID_ARM = (
+    """
+lims AS (
+    SELECT q.term, q.w,
+           CASE WHEN sum(s.df) OVER (ORDER BY s.df, s.term) <= %(budget)s
+                THEN s.df::int ELSE {M} END AS lim
+    FROM qweights q JOIN stats s ON s.term = q.term
+),
+cand AS (
+    SELECT p.id, sum(l.w * p.impact) AS s
+    FROM lims l CROSS JOIN LATERAL (
+        SELECT k.id, k.impact FROM keyword_impacts_prototype k
+        WHERE k.namespace = %(ns)s AND k.term = l.term
+        ORDER BY k.impact DESC LIMIT l.lim) p
+    GROUP BY p.id ORDER BY s DESC LIMIT {C}
+),"""
+    + _RESCORED
+)
+
+# the query's BM25 weights, as the service computes them, and the exact top 10
+_QUERY_VECTOR = (
+    search_store._QUERY_TERMS.replace("%(kdims)s", str(KEYWORD_DIMENSIONS)).rstrip().rstrip(",")
+    + "\nSELECT (SELECT v FROM qvec)::text AS v, (SELECT norm FROM qvec) AS norm"
+)
+_EXACT = """
+SELECT -(m.keywords <#> %(v)s::sparsevec) AS s FROM long_term_memory m
+WHERE m.namespace = %(ns)s AND m.live AND m.keyword_terms && %(t)s::int[]
+ORDER BY m.keywords <#> %(v)s::sparsevec LIMIT 10
+"""
+
+
+def statement(variant: str, search: search_store.Search) -> tuple[str, dict[str, Any]]:
+    sql, params = search.statement("keyword")
+    if variant == "today":
+        return sql, params
+    if variant.startswith("budget"):
+        return sql, {**params, "budget": int(variant.removeprefix("budget"))}
+    if variant.startswith("enough"):
+        old = "    WHERE postings <= %(budget)s\n"
+        assert old in sql
+        new = "    WHERE postings <= %(budget)s AND postings - df < %(enough)s\n"
+        sql = sql.replace(old, new).replace(
+            "SELECT term, sum(df) OVER", "SELECT term, df, sum(df) OVER"
+        )
+        return sql, {**params, "enough": int(variant.removeprefix("enough"))}
+    if variant.startswith("impact"):
+        m, c = variant.removeprefix("impact").split("x")
+        arm = IMPACT_ARM.replace("{M}", m).replace("{C}", c)
+    elif variant.startswith("hybrid"):
+        b, m, c = variant.removeprefix("hybrid").split("x")
+        arm = HYBRID_ARM.replace("{M}", m).replace("{C}", c)
+        params = {**params, "budget": int(b)}
+    else:
+        raise SystemExit(f"--variants: unknown {variant!r}")
+    template = search_store._statement(search_store._QUERY_TERMS, arm, search_store._SCORED)
+    filled = search_store._narrowed(template, UNNARROWED)
+    return filled.replace("{filters}", "").replace("{same_shard}", ""), params
+
+
+async def exact(conn: Connection, search: search_store.Search) -> tuple[float, int, float] | None:
+    """The query's IDF mass, how many memories the exact top 10 holds, and its 10th score."""
+    _, params = search.statement("keyword")
+    cur = await conn.execute(_QUERY_VECTOR, params)
+    row = await cur.fetchone()
+    if row is None or row["v"] is None:
+        return None
+    await conn.execute("SET enable_sort = on")  # the search pool's connections sort nothing
+    terms = "{" + ",".join(map(str, search.terms)) + "}"
+    cur = await conn.execute(_EXACT, {"v": row["v"], "ns": search.namespace, "t": terms})
+    scores = [r["s"] for r in await cur.fetchall()]
+    await conn.execute("SET enable_sort = off")
+    return (row["norm"], len(scores), scores[-1]) if scores else None
+
+
+async def compare(
+    url: str, namespace: str, queries: list[str], variants: list[str], settings: Settings
+) -> dict[str, dict[str, float]]:
+    pool = await open_pool(settings.model_copy(update={"db_pool_min": 1}), url, search=True)
+    times: dict[str, list[float]] = {v: [] for v in variants}
+    found: dict[str, list[float]] = {v: [] for v in variants}
+    async with pool.connection() as conn:
+        if any(v.startswith(("impact", "hybrid")) for v in variants):
+            for sql in PROTOTYPE:
+                await conn.execute(sql)  # type: ignore[arg-type]
+        searches = [perf.search_of(namespace, q, settings, MemoryFilter()) for q in queries]
+        truth = [await exact(conn, s) for s in searches]
+        for turn in range(2):
+            for i, search in enumerate(searches):
+                order = variants if (i + turn) % 2 == 0 else variants[::-1]
+                for variant in order:
+                    sql, params = statement(variant, search)
+                    start = time.perf_counter()
+                    cur = await conn.execute(sql, params, binary=True)  # type: ignore[arg-type]
+                    rows = await cur.fetchall()
+                    times[variant].append((time.perf_counter() - start) * 1000)
+                    known = truth[i]
+                    if turn or known is None:
+                        continue
+                    norm, count, tenth = known
+                    best = sorted((r["keyword"] for r in rows), reverse=True)[:10]
+                    hits = sum(1 for k in best if k * norm >= tenth - 1e-6)
+                    found[variant].append(min(hits, count) / count)
+    await pool.close()
+    return {
+        v: {
+            "p50": round(statistics.median(times[v]), 2),
+            "p90": round(perf.pct(times[v], 90), 2),
+            "p99": round(perf.pct(times[v], 99), 2),
+            "top10": round(statistics.fmean(found[v]), 3),
+        }
+        for v in variants
+    }
+
+
+async def only_common(url: str, queries: list[str], settings: Settings) -> list[str]:
+    """The queries whose every term has more postings than the budget."""
+    pool = await open_pool(settings.model_copy(update={"db_pool_min": 1}), url, search=True)
+    kept = []
+    async with pool.connection() as conn:
+        for q in queries:
+            search = perf.search_of("bench", q, settings, MemoryFilter())
+            cur = await conn.execute(
+                "SELECT min(df) AS df FROM (SELECT sum(df) AS df FROM keyword_stats "
+                "WHERE namespace = 'bench' AND term = ANY(%s) GROUP BY term) d",
+                (search.terms,),
+            )
+            row = await cur.fetchone()
+            if row and row["df"] is not None and row["df"] > settings.keyword_postings_budget:
+                kept.append(q)
+    await pool.close()
+    return kept
+
+
+def report(results: dict[str, dict[str, Any]], argv: list[str]) -> str:
+    lines = [
+        "# The keyword arm beside impact-ordered postings",
+        "",
+        f"`python -m benchmarks.keyword_arms {' '.join(argv)}` on a 2-core machine shared with",
+        "other work (load average per corpus below): the keyword arm's statement alone, warm,",
+        "variants interleaved query by query, two passes; ms at the client, and the share of",
+        "the exact BM25 top 10 in the variant's best 10 (tie-safe).",
+    ]
+    for cell, result in results.items():
+        lines += [
+            "",
+            f"## {cell} ({result['queries']} queries, load average {result['load']})",
+            "",
+            "| variant | p50 | p90 | p99 | exact top 10 found |",
+            "| --- | ---: | ---: | ---: | ---: |",
+        ]
+        for variant, m in result["variants"].items():
+            lines.append(f"| {variant} | {m['p50']} | {m['p90']} | {m['p99']} | {m['top10']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--keep", type=Path, required=True, help="matrix corpora live here")
+    parser.add_argument("--cells", default="madeup/import/1/100000,english/import/1/100000")
+    parser.add_argument(
+        "--variants",
+        default="today,budget1000,impact300x100,impact1000x100,hybrid3000x200x400",
+    )
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--only-common",
+        action="store_true",
+        help="only queries whose rarest term has more postings than the budget",
+    )
+    args = parser.parse_args()
+    variants = args.variants.split(",")
+    results: dict[str, dict[str, Any]] = {}
+    with stores(args.keep) as s:
+        settings = Settings(api_key="x" * 20, data_dir=s.root)
+        for spec in args.cells.split(","):
+            corpus, path, spread, n = spec.split("/")
+            if spread != "1":
+                parser.error("--cells: one namespace only")
+            cell = matrix.Cell(corpus, path, 1, int(n))
+            url = load_if_new(s, cell, settings)
+            # queries the matrix does not time, so no kept specificity favours one variant
+            queries = CORPORA[corpus].queries(5000 + args.queries)[5000:]
+            if args.only_common:
+                queries = asyncio.run(only_common(url, queries, settings))
+            measured = asyncio.run(compare(url, "bench", queries, variants, settings))
+            results[cell.name] = {
+                "queries": len(queries),
+                "load": round(os.getloadavg()[0], 1),
+                "variants": measured,
+            }
+            print(cell.name, results[cell.name], flush=True)
+    text = report(results, sys.argv[1:])
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "keyword_arms.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
