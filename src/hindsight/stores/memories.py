@@ -179,9 +179,9 @@ async def observe(
         .replace("CEILING", repr(float(ceiling)))
         .replace("STEP", repr(float(step)))
     )
-    cur = AsyncRawCursor(conn)
-    await cur.execute(query, params)  # type: ignore[arg-type]
-    return await cur.fetchall()
+    async with AsyncRawCursor(conn) as cur:
+        await cur.execute(query, params)  # type: ignore[arg-type]
+        return await cur.fetchall()
 
 
 async def get(
