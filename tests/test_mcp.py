@@ -485,6 +485,8 @@ def test_memory_feedback_says_what_it_does_and_context_takes_a_token_budget(
                 namespace=api.ns,
             )
             assert [e["step_index"] for e in ctx["earlier"]] == [2]
+
+
 def test_recall_takes_the_conversation_so_far(server: ThreadServer, ns: str) -> None:
     async def go() -> None:
         async with over_http(server.url) as client:

@@ -101,8 +101,7 @@ long_term_memory = Table(
         Boolean,
         nullable=False,
         server_default=text("false"),
-        comment="The source label is a writer's own word: ranking trusts it no more than "
-        "an agent.",
+        comment="The source label is a writer's own word: ranking trusts it no more than an agent.",
     ),
     Column(
         "verified",
