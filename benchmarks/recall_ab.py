@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 from tests.support.servers import spawn_server
 
 from benchmarks.corpora import CORPORA
@@ -86,6 +87,18 @@ def recall(client: LightClient, ns: str, q: str) -> tuple[float, dict[str, float
     return took, server_timing(reply.headers.get("server-timing"))
 
 
+def cpu_seconds(svc: Service) -> float:
+    """User and system CPU of the service's process and its children so far."""
+    procs = [psutil.Process(svc.process.pid)]
+    procs += procs[0].children(recursive=True)
+    total = 0.0
+    for proc in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            t = proc.cpu_times()
+            total += t.user + t.system
+    return total
+
+
 def interleaved(
     services: dict[str, Service], queries: list[tuple[str, str]], warm: list[tuple[str, str]]
 ) -> dict[str, dict[str, Any]]:
@@ -93,14 +106,18 @@ def interleaved(
     clients = {name: svc.light_client() for name, svc in services.items()}
     samples: dict[str, list[float]] = {n: [] for n in names}
     spans: dict[str, list[dict[str, float]]] = {n: [] for n in names}
+    cpu: dict[str, float] = {}
     try:
         for timed, batch in ((False, warm), (True, queries)):
+            if timed:
+                cpu = {n: cpu_seconds(services[n]) for n in names}
             for i, (ns, q) in enumerate(batch):
                 for name in names if i % 2 == 0 else names[::-1]:
                     took, timing = recall(clients[name], ns, q)
                     if timed:
                         samples[name].append(took)
                         spans[name].append(timing)
+        cpu = {n: cpu_seconds(services[n]) - cpu[n] for n in names}
     finally:
         for c in clients.values():
             c.close()
@@ -117,6 +134,7 @@ def interleaved(
             "db": p50("db"),
             "app": p50("app"),
             "outside app": round(s["p50"] - p50("app"), 2),
+            "cpu": round(1000 * cpu[name] / len(queries), 2),
         }
     return out
 
@@ -166,13 +184,15 @@ def report(results: dict[str, dict[str, Any]], args: argparse.Namespace, argv: l
         "services in alternating order over keep-alive HTTP, one worker each. Before:",
         f"{before}; after: this checkout's defaults. ms; db and app are the service's",
         "Server-Timing p50s (the arms' SQL as it awaited them, and its whole time), outside",
-        "app is recall p50 minus app (HTTP, the event loop before and after). Quality: the",
+        "app is recall p50 minus app (HTTP, the event loop before and after); worker CPU is",
+        "the service process's CPU time (user + system) over the timed queries per recall,",
+        "background work included. Quality: the",
         "share of the exact fused top 10 (every arm searched exactly, same ranking) the",
         f"answers find, over the first {args.quality} queries. Target: p50 ≤ 5 ms.",
         "",
-        "| corpus | variant | recall p50 | p99 | db p50 | app p50 | outside app "
+        "| corpus | variant | recall p50 | p99 | db p50 | app p50 | outside app | worker CPU "
         "| p50 after / before | p99 after / before | quality | load avg |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, r in results.items():
         b, a = r["times"]["before"], r["times"]["after"]
@@ -181,8 +201,8 @@ def report(results: dict[str, dict[str, Any]], args: argparse.Namespace, argv: l
             ratio99 = "1.00" if label == "before" else f"{a['p99'] / b['p99']:.2f}"
             lines.append(
                 f"| {name} | {label} | {t['p50']} | {t['p99']} | {t['db']} | {t['app']} "
-                f"| {t['outside app']} | {ratio50} | {ratio99} | {r['quality'][label]} "
-                f"| {r['load_average']} |"
+                f"| {t['outside app']} | {t.get('cpu', '')} | {ratio50} | {ratio99} "
+                f"| {r['quality'][label]} | {r['load_average']} |"
             )
     return "\n".join(lines) + "\n"
 
