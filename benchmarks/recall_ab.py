@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from pydantic import SecretStr
 from tests.support.servers import spawn_server
 
 from benchmarks.corpora import CORPORA
@@ -75,7 +76,9 @@ def variant(
 
 def settings_of(env: dict[str, str]) -> Settings:
     """The in-process Settings a service with these HINDSIGHT_* variables runs with."""
-    return Settings(**{k.removeprefix("HINDSIGHT_").lower(): v for k, v in env.items()})
+    return Settings.model_validate(
+        {k.removeprefix("HINDSIGHT_").lower(): v for k, v in env.items()}
+    )
 
 
 def recall(client: LightClient, ns: str, q: str) -> tuple[float, dict[str, float]]:
@@ -144,7 +147,7 @@ def run_corpus(
 ) -> dict[str, Any]:
     corpus = CORPORA[name]
     cell = Cell(name, "import", 1, args.size)
-    settings = Settings(api_key="x" * 20, data_dir=s.root)
+    settings = Settings(api_key=SecretStr("x" * 20), data_dir=s.root)
     asked = [(namespace_of(0, 1), q) for q in corpus.queries(2 * args.queries)]
     queries, warm = asked[: args.queries], asked[args.queries :]
     with cell_database(s, cell, True) as (url, fresh):
