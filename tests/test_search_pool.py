@@ -1,6 +1,6 @@
 """How the two connection pools search HNSW: recall's search pool walks the graph at
-HINDSIGHT_HNSW_EF_SEARCH (pgvector's 40 by default since issue 33: 100 cost recall 1-2.5 ms
-of its p50 at 100k memories for about a point of the exact top 10,
+HINDSIGHT_HNSW_EF_SEARCH (pgvector's 40 by default since issue 33: 100 cost recall 0.3-2.4 ms
+of its p50 at 100k memories for 0.3-2.2 points of the exact top 10,
 benchmarks/results/recall_ab.md); a write's near-duplicate check, on the general pool,
 keeps 40 whatever recall is set to, so raising recall's breadth does not slow ingest."""
 

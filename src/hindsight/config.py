@@ -349,10 +349,11 @@ class Settings(BaseSettings):
         description="Namespaces up to this many memories, and filters admitting up to this "
         "many of a larger one, are searched exactly, not by HNSW.",
     )
-    # pgvector's 40, no longer 100 (issue 33): at one namespace of 100k memories the wider
-    # walk cost recall 1-2.5 ms of its p50 for about a point of the answers' share of the
-    # exact fused top 10 (benchmarks/results/recall_ab.md); English sentences lose almost
-    # nothing, bags of made-up words lose most. Raise it where quality matters more.
+    # pgvector's 40, no longer 100 (issue 33): at one namespace of 100k memories, recall over
+    # HTTP side by side, 100 cost 0.3-2.4 ms (3-13%) of recall's p50 for 0.3-2.2 points of
+    # the answers' share of the exact fused top 10 (English 0.990 -> 0.987, zipf 0.960 ->
+    # 0.945, madeup 0.953 -> 0.931; benchmarks/results/recall_ab.md, benchmarks/README.md
+    # item 33). Raise it where those points matter more than the time.
     hnsw_ef_search: int = Field(
         default=40,
         ge=1,
