@@ -11,6 +11,13 @@ alone the same way; then, as `benchmarks.perf` measures HNSW quality, the share 
 exact top 10 the vector arm and the ranked answers find. A wider search walks more of the
 graph, so the vector arm costs more; whether recall does depends on whether the vector
 arm is the slower of the two statements.
+
+This study once chose 100 (benchmarks/README.md item 24: there the wider walk cost the two
+statements 0-1 ms at 100k). Issue 33 measured the whole recall over HTTP, both settings
+side by side (`benchmarks.recall_ab`, results/recall_ab.md): 100 cost 0.3-2.4 ms of
+recall's p50 at 100k for 0.3-2.2 points of the answers' share of the exact fused top 10,
+so the default is pgvector's 40 again (benchmarks/README.md item 33). Run both to see the
+trade-off on your own corpus.
 """
 
 from __future__ import annotations

@@ -349,15 +349,17 @@ class Settings(BaseSettings):
         description="Namespaces up to this many memories, and filters admitting up to this "
         "many of a larger one, are searched exactly, not by HNSW.",
     )
-    # 100, not pgvector's 40: on one namespace of 100k memories the vector arm then finds
-    # 0.967 of the exact top 10 (English sentences, built-in embedder; 0.937 at 40) for
-    # +0-1.0 ms of recall's two statements at p50, +2.1 ms at 1M (benchmarks/README.md
-    # item 24); 40 gives that time back
+    # pgvector's 40, no longer 100 (issue 33): at one namespace of 100k memories, recall over
+    # HTTP side by side, 100 cost 0.3-2.4 ms (3-13%) of recall's p50 for 0.3-2.2 points of
+    # the answers' share of the exact fused top 10 (English 0.990 -> 0.987, zipf 0.960 ->
+    # 0.945, madeup 0.953 -> 0.931; benchmarks/results/recall_ab.md, benchmarks/README.md
+    # item 33). Raise it where those points matter more than the time.
     hnsw_ef_search: int = Field(
-        default=100,
+        default=40,
         ge=1,
         le=1000,
-        description="HNSW search breadth of recall's vector arm (hnsw.ef_search).",
+        description="HNSW search breadth of recall's vector arm (hnsw.ef_search); wider "
+        "finds a little more of the exact top 10 for a slower recall.",
     )
     keyword_postings_budget: int = Field(
         default=3000,

@@ -3,10 +3,13 @@ near-identical memory. Both keep small namespaces off the HNSW graphs (see the c
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from pgvector import HalfVector
+from psycopg import AsyncRawCursor
 
 from hindsight.db.pool import Connection, shard_settings
 from hindsight.stores.arrays import array_literal
@@ -248,19 +251,43 @@ class Search:
         return sql.replace("{filters}", filters).replace("{same_shard}", same_shard), params
 
 
+_NAMED = re.compile(r"%\((\w+)\)s")
+
+
+@lru_cache(maxsize=256)
+def numbered(sql: str) -> tuple[str, tuple[str, ...]]:
+    """`sql` with its named placeholders numbered as PostgreSQL numbers them ($1, $2, ...),
+    and the names in that order: what psycopg would make of it on every call. psycopg keeps
+    its own conversion only of statements up to 4,096 bytes, and the keyword arm's is
+    ~4,960 (the vector arm's too, with a filter), so each call re-parsed it: 34 µs of
+    regular expressions a statement, 3% of a warm keyword arm's 2.3 ms (measured, 1,000
+    `madeup` queries at 100k, interleaved). Converted once per distinct statement text
+    (the arms' filters change it only by which filters are set), sent with a raw cursor."""
+    names: dict[str, int] = {}
+
+    def number(m: re.Match[str]) -> str:
+        return f"${names.setdefault(m.group(1), len(names) + 1)}"
+
+    return _NAMED.sub(number, sql), tuple(names)
+
+
 async def arm_candidates(conn: Connection, search: Search, arm: str) -> list[dict[str, Any]]:
     """One arm's candidates ("vector" or "keyword"), each with its similarity (cosine) and
     keyword score (BM25 normalised by the query's IDF mass). Run on the search pool."""
     on_shards = shard_settings(conn)
     sql, params = search.statement(arm, sharded=on_shards is not None)
+    query, names = numbered(sql)
+    values = [params[name] for name in names]
     if on_shards is None:
-        cur = await conn.execute(sql, params, binary=True)
-        return await cur.fetchall()
+        async with AsyncRawCursor(conn) as cur:
+            await cur.execute(query, values, binary=True)
+            return await cur.fetchall()
     # On Citus the search pool's settings reach the shard as SET LOCAL, in a transaction
     async with conn.transaction():
         await conn.execute(on_shards)
-        cur = await conn.execute(sql, params, binary=True)
-        return await cur.fetchall()
+        async with AsyncRawCursor(conn) as cur:
+            await cur.execute(query, values, binary=True)
+            return await cur.fetchall()
 
 
 # Like recall's arms, two branches behind a one-time filter on the namespace's size
