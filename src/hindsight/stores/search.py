@@ -268,19 +268,39 @@ async def arm_candidates(conn: Connection, search: Search, arm: str) -> list[dic
 # the namespace index, a large one through HNSW. HNSW alone made every write to a new or
 # small namespace walk the graph of everyone else's rows looking for its few (measured:
 # 400 ms per batch of 10 into a new namespace beside 10,000 memories, against 50 ms).
+#
+# A twin is folded only if it also says the same in the same words (`text.twins`), so in a
+# large namespace a claim walks the graph only when some memory of its type holds every
+# term of one of its word groups (`retrieval.keywords.twin_term_groups`): the posting
+# lists of the GIN index on keyword_terms answer that, ANDed, reading only the memories
+# that hold them all (OFFSET 0 keeps the namespace's conditions out of the index scan, as
+# in the keyword arm). A claim with no such memory cannot be folded whatever the walk finds.
 _NEAR_DUPLICATES = f"""
 WITH size AS (
     SELECT coalesce(sum(s.df), 0) AS n FROM keyword_stats s
     WHERE s.namespace = %(ns)s AND s.term = 0
 ),
 x AS (
-    SELECT x.* FROM unnest(%(keys)s::text[], %(types)s::text[], %(embeddings)s::halfvec[])
-                    WITH ORDINALITY AS x(key, memory_type, embedding, ord)
+    SELECT x.* FROM unnest(%(keys)s::text[], %(types)s::text[], %(embeddings)s::halfvec[],
+                           %(worded)s::bool[])
+                    WITH ORDINALITY AS x(key, memory_type, embedding, worded, ord)
     -- A scalar subquery, not NOT EXISTS: the planner turns NOT EXISTS into an anti-join,
     -- and before ANALYZE it hashed every live key of the namespace to check ten (CI saw
     -- 8,000 rows read). A scalar subquery stays one unique-index probe per key.
     WHERE (SELECT true FROM long_term_memory k WHERE k.namespace = %(ns)s
            AND k.mem_key = x.key AND k.live LIMIT 1) IS NULL
+      AND ((SELECT n FROM size) <= %(exact_max)s OR NOT x.worded OR (
+        SELECT true FROM unnest(%(group_of)s::int[], %(groups)s::text[]) AS g(ord, terms)
+        CROSS JOIN LATERAL (
+            SELECT 1 FROM (
+                SELECT m.namespace, m.status, m.memory_type, m.expires_at
+                FROM long_term_memory m WHERE m.keyword_terms @> g.terms::int[] OFFSET 0
+            ) m
+            WHERE m.namespace = %(ns)s AND {LIVE_BY_STATUS}
+              AND m.memory_type = x.memory_type
+              AND (m.expires_at IS NULL OR m.expires_at > now())
+            LIMIT 1) w
+        WHERE g.ord = x.ord LIMIT 1) IS NOT NULL)
 )
 SELECT x.ord::int - 1 AS position, d.id, d.mem_key AS key, d.mem_value AS value,
        d.similarity
@@ -312,14 +332,25 @@ def near_duplicates_statement(
     keys: list[str],
     types: list[str],
     embeddings: list[HalfVector],
+    word_groups: list[list[list[int]] | None],
     threshold: float,
     exact_max: int,
 ) -> tuple[str, dict[str, Any]]:
+    """`word_groups`: each claim's `twin_term_groups` (None: it walks the graph regardless)."""
+    group_of: list[int] = []
+    groups: list[str] = []
+    for position, claim_groups in enumerate(word_groups, start=1):
+        for terms in claim_groups or ():
+            group_of.append(position)
+            groups.append(array_literal(terms))
     return _NEAR_DUPLICATES, {
         "ns": namespace,
         "keys": keys,
         "types": types,
         "embeddings": embeddings,
+        "worded": [g is not None for g in word_groups],
+        "group_of": group_of,
+        "groups": groups,
         "threshold": threshold,
         "exact_max": exact_max,
     }
@@ -335,10 +366,17 @@ async def near_duplicate_settings(conn: Connection, *, on: bool) -> None:
 
 
 async def near_duplicates(
-    conn: Connection, namespace: str, claims: list[NewClaim], threshold: float, exact_max: int
+    conn: Connection,
+    namespace: str,
+    claims: list[NewClaim],
+    word_groups: list[list[list[int]] | None],
+    threshold: float,
+    exact_max: int,
 ) -> dict[int, dict[str, Any]]:
     """For claims whose key is new: the closest active memory of the same type, when at
-    least `threshold` similar. Keyed by the claim's position. Runs with sorting and
+    least `threshold` similar. Keyed by the claim's position. In a large namespace, only
+    for claims some memory of whose type holds one of their `word_groups` whole (the
+    others have no twin in the same words). Runs with sorting and
     sequential scans disabled (restored after), as the search pool runs recall: a large
     namespace is then searched through HNSW and a small one through the namespace index,
     even by a generic plan that cannot tell them apart."""
@@ -348,6 +386,7 @@ async def near_duplicates(
         [c.key for c in claims],
         [c.memory_type for c in claims],
         [c.embedding for c in claims],
+        word_groups,
         threshold,
         exact_max,
     )
