@@ -294,7 +294,8 @@ x AS (
         CROSS JOIN LATERAL (
             SELECT 1 FROM (
                 SELECT m.namespace, m.status, m.memory_type, m.expires_at
-                FROM long_term_memory m WHERE m.keyword_terms @> g.terms::int[] OFFSET 0
+                FROM long_term_memory m
+                WHERE {{same_shard}}m.keyword_terms @> g.terms::int[] OFFSET 0
             ) m
             WHERE m.namespace = %(ns)s AND {LIVE_BY_STATUS}
               AND m.memory_type = x.memory_type
@@ -335,15 +336,19 @@ def near_duplicates_statement(
     word_groups: list[list[list[int]] | None],
     threshold: float,
     exact_max: int,
+    *,
+    sharded: bool = False,
 ) -> tuple[str, dict[str, Any]]:
-    """`word_groups`: each claim's `twin_term_groups` (None: it walks the graph regardless)."""
+    """`word_groups`: each claim's `twin_term_groups` (None: it walks the graph regardless);
+    `sharded`: for a Citus coordinator."""
     group_of: list[int] = []
     groups: list[str] = []
     for position, claim_groups in enumerate(word_groups, start=1):
         for terms in claim_groups or ():
             group_of.append(position)
             groups.append(array_literal(terms))
-    return _NEAR_DUPLICATES, {
+    sql = _NEAR_DUPLICATES.replace("{same_shard}", _SAME_SHARD if sharded else "")
+    return sql, {
         "ns": namespace,
         "keys": keys,
         "types": types,
@@ -389,6 +394,7 @@ async def near_duplicates(
         word_groups,
         threshold,
         exact_max,
+        sharded=shard_settings(conn) is not None,
     )
     cur = await conn.execute(sql, params)
     rows = await cur.fetchall()
