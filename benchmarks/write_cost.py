@@ -17,7 +17,11 @@ namespace through `hindsight import`, timed (the bulk path's rate).
    the same batches again (every memory reinforced). Memories/s per side and the ratio.
 
     python -m benchmarks.write_cost [--n 20000] [--rows 1000] [--rounds 2] [--base DIR]
-        [--batches 6] [--batch 500] [--keep DIR]
+        [--side LABEL=DIR ...] [--batches 6] [--batch 500] [--keep DIR]
+
+`--side LABEL=DIR` (repeatable) names the trees to compare instead of old = `--base` and
+new = this tree, e.g. `--side main=/tmp/base-w --side branch=.`; the first is the one the
+others are divided by. `--rounds 0` skips the breakdown (the write paths alone).
 
 Writes benchmarks/results/write_cost.md and write_cost.json.
 """
@@ -28,6 +32,7 @@ import argparse
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -297,22 +302,28 @@ def batch_api(
 
 def report(out: dict[str, Any]) -> str:
     pieces = out["breakdown"]
+    sides: list[str] = out["sides"]
+    first = sides[0]
+    trees = ", ".join(f"{side} = {out['trees'][side]}" for side in sides)
     lines = [
         "# What a written memory costs (issue 33 item 3)",
         "",
         f"`python -m benchmarks.write_cost --n {out['n']} --rows {out['rows']} "
         f"--rounds {out['rounds']}`: {out['n']:,} Zipf memories in one namespace, loaded by "
-        f"`hindsight import`; old = {out['base_label']}, new = this tree. Load average "
+        f"`hindsight import`; {trees}. Load average "
         f"{out['load_before']} before, {out['load_after']} after.",
         "",
-        "## Per written memory, by piece (backend CPU ms; wall ms in brackets)",
-        "",
-        "Each piece's cost is what removing it from a copy of the loaded table saves on "
-        f"{out['rows']:,} rows inserted 500 a statement (median of the rounds).",
-        "",
-        "| piece | old | new |",
-        "| --- | ---: | ---: |",
     ]
+    if out["rounds"] > 0:
+        lines += [
+            "## Per written memory, by piece (backend CPU ms; wall ms in brackets)",
+            "",
+            "Each piece's cost is what removing it from a copy of the loaded table saves on "
+            f"{out['rows']:,} rows inserted 500 a statement (median of the rounds).",
+            "",
+            "| piece | " + " | ".join(sides) + " |",
+            "| --- |" + " ---: |" * len(sides),
+        ]
 
     def cell(side: str, piece: str) -> str:
         here = pieces.get(side, {})
@@ -324,24 +335,37 @@ def report(out: dict[str, Any]) -> str:
         saves_wall = here[ALL]["wall"] - here[piece]["wall"]
         return f"{saves:.2f} ({saves_wall:.2f})"
 
-    for piece in (ALL, *PIECES, FLOOR):
-        lines.append(f"| {piece} | {cell('old', piece)} | {cell('new', piece)} |")
+    if out["rounds"] > 0:
+        for piece in (ALL, *PIECES, FLOOR):
+            lines.append(f"| {piece} | " + " | ".join(cell(side, piece) for side in sides) + " |")
+        lines.append("")
     api = out["batch_api"]
+    others = sides[1:]
     lines += [
+        f"## Write paths, side by side (memories/s; × against {first})",
         "",
-        "## Write paths, old against new (memories/s)",
-        "",
-        "| path | old | new | new/old |",
-        "| --- | ---: | ---: | ---: |",
-        f"| `hindsight import` of the corpus | {out['import']['old']['import_rate']} | "
-        f"{out['import']['new']['import_rate']} | "
-        f"{out['import']['new']['import_rate'] / out['import']['old']['import_rate']:.2f} |",
+        "| path | " + " | ".join(sides) + "".join(f" | {o}/{first}" for o in others) + " |",
+        "| --- |" + " ---: |" * (len(sides) + len(others)),
+    ]
+    rows: list[tuple[str, dict[str, float]]] = [
+        (
+            "`hindsight import` of the corpus (loaded in turn, not interleaved)",
+            {side: out["import"][side]["import_rate"] for side in sides},
+        )
     ]
     for phase in ("new", "reinforced"):
-        old, new = api["old"][phase], api["new"][phase]
+        rows.append(
+            (
+                f"batch API, {out['batches']} × {out['batch']} {phase} memories",
+                {side: api[side][phase] for side in sides},
+            )
+        )
+    for label, rates in rows:
         lines.append(
-            f"| batch API, {out['batches']} × {out['batch']} {phase} memories | {old} | "
-            f"{new} | {new / old:.2f} |"
+            f"| {label} | "
+            + " | ".join(str(rates[side]) for side in sides)
+            + "".join(f" | {rates[o] / rates[first]:.2f}" for o in others)
+            + " |"
         )
     return "\n".join(lines) + "\n"
 
@@ -359,16 +383,33 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--base", type=Path, default=Path("/tmp/main-base"))
     parser.add_argument("--base-label", default="main")
+    parser.add_argument(
+        "--side",
+        action="append",
+        default=[],
+        metavar="LABEL=DIR",
+        help="a source tree to measure (repeatable; replaces --base and this tree)",
+    )
     parser.add_argument("--keep", type=Path, help="keep the loaded databases here")
     args = parser.parse_args()
     trees = {"old": args.base.resolve(), "new": ROOT}
+    labels = {"old": args.base_label, "new": "this tree"}
+    if args.side:
+        trees, labels = {}, {}
+        for spec in args.side:
+            label, _, tree = spec.partition("=")
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", label) or not tree:
+                parser.error(f"--side wants LABEL=DIR (LABEL in [a-z0-9_]), not {spec!r}")
+            trees[label] = Path(tree).resolve()
+            labels[label] = str(trees[label])
     out: dict[str, Any] = {
         "n": args.n,
         "rows": args.rows,
         "rounds": args.rounds,
         "batches": args.batches,
         "batch": args.batch,
-        "base_label": args.base_label,
+        "sides": list(trees),
+        "trees": labels,
         "load_before": _load_average(),
     }
     with stores(args.keep) as s:
@@ -383,9 +424,11 @@ def main() -> None:
                 )
             out["import"][side] = json.loads(record.read_text())
             print(f"[{side}] {out['import'][side]}", flush=True)
-        rows = _rows(fresh_memories(args.rows, seed=41, prefix="raw"))
-        print("breakdown ...", flush=True)
-        out["breakdown"] = breakdown(s.server_url, templates, rows, args.rounds, 500)
+        out["breakdown"] = {}
+        if args.rounds > 0:
+            rows = _rows(fresh_memories(args.rows, seed=41, prefix="raw"))
+            print("breakdown ...", flush=True)
+            out["breakdown"] = breakdown(s.server_url, templates, rows, args.rounds, 500)
         print("batch API ...", flush=True)
         out["batch_api"] = batch_api(
             s.server_url, s.redis_url, trees, templates, args.batches, args.batch

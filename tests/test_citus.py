@@ -272,7 +272,9 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
         conn.execute(f"ALTER ROLE {role} SET log_statement = 'all'")  # Citus: every node
     ns = "plans-" + uuid.uuid4().hex[:8]
     coordinator = citus_cluster.coordinator
-    settings = make_settings(dedup_threshold=0.9)
+    # every namespace searched as a large one: observe's near-duplicate check reads the
+    # claims' word groups from the keyword postings, then walks the embedding's graph
+    settings = make_settings(dedup_threshold=0.9, exact_search_max_rows=0)
     url = migrated.replace("postgres@", f"{role}@")
     try:
         with ThreadServer(settings, url, redis_url) as srv:
@@ -319,6 +321,13 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
             w.name: shard_settings_of_searches(w, role, since[w.name])
             for w in citus_cluster.workers_
         }
+        # the postings lookup ran on the shard, within the namespace
+        postings = [
+            s.text
+            for w in citus_cluster.workers_
+            for s in logged(w, role, since[w.name])
+            if "keyword_terms" in s.text and "@>" in s.text and s.text.startswith("WITH size AS")
+        ]
     finally:
         with psycopg.connect(migrated, autocommit=True) as conn:
             conn.execute(f"DROP ROLE {role}")
@@ -344,6 +353,7 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
         assert applied["hnsw.ef_search"] == str(settings.hnsw_ef_search)
         assert applied["hnsw.iterative_scan"] == "relaxed_order"
         assert applied["enable_sort"] == "off"
+    assert postings
     writes = [w for worker in workers.values() for w in worker["write"]]
     assert writes and all(w["hnsw.iterative_scan"] == "relaxed_order" for w in writes)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,9 +11,10 @@ import numpy as np
 import pytest
 
 from hindsight.config import Settings
-from hindsight.embeddings import create_embedder
+from hindsight.embeddings import builtin, create_embedder
 from hindsight.embeddings.builtin import BuiltinEmbedder
 from hindsight.errors import ProviderError, Unavailable
+from hindsight.text.tokenize import is_cjk, is_stop, words
 from tests.conftest import Api, make_settings
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.servers import ThreadServer
@@ -52,6 +54,60 @@ def test_builtin_values_are_pinned() -> None:
         0.11704,
         -0.11704,
     ]
+
+
+def uncached_builtin(text: str, dims: int) -> np.ndarray:
+    """The built-in embedder's features computed afresh for each text (no caches)."""
+    feature = builtin._feature.__wrapped__
+    indexes: list[int] = []
+    weights: list[float] = []
+
+    def add(name: str, weight: float) -> None:
+        index, sign = feature(name, dims)
+        indexes.append(index)
+        weights.append(sign * weight)
+
+    tokens = words(text)
+    content = [t for t in tokens if not is_stop(t)]
+    for token in content:
+        add("w:" + token, builtin.WORD_WEIGHT)
+        if not is_cjk(token):
+            padded = f"<{token}>"
+            for i in range(len(padded) - 2):
+                add("c:" + padded[i : i + 3], builtin.TRIGRAM_WEIGHT)
+    for first, second in itertools.pairwise(content):
+        if not (is_cjk(first) or is_cjk(second)):
+            add(f"b:{first} {second}", builtin.BIGRAM_WEIGHT)
+    if not indexes:
+        for token in tokens or [text.strip().casefold() or "<empty>"]:
+            add("w:" + token, builtin.WORD_WEIGHT)
+    vector = np.bincount(indexes, weights=weights, minlength=dims).astype(np.float32)
+    norm = float(np.linalg.norm(vector))
+    if norm == 0.0:
+        vector[0] = 1.0
+        return vector
+    return vector / norm
+
+
+def test_builtin_caches_words_without_changing_a_bit() -> None:
+    """The per-word cache returns exactly what computing every feature afresh gives, for
+    texts met first and again, at two widths, words repeated, CJK, stop words alone."""
+    texts = [
+        "The user's favorite color is blue",
+        "blue is the color the user likes: blue, blue, blue",
+        "takes the 07:42 train from Lysaker to Oslo S every weekday morning",
+        "跑步对我来说太难了 but running is fun",
+        "[2023年1月6日] 黄婷：我们周六领养了一只柯基叫豆豆！",
+        "the of and",
+        "!!!",
+        "",
+        "Ångström naïve café — ÉCOLE école",
+    ]
+    for dims in (384, 48):
+        e = BuiltinEmbedder(dims)
+        for _ in range(2):  # the second time every word comes from the cache
+            for text in texts:
+                assert np.array_equal(e.embed_one(text), uncached_builtin(text, dims)), text
 
 
 @pytest.fixture

@@ -11,7 +11,9 @@ import psycopg
 import pytest
 
 from hindsight.embeddings.builtin import BuiltinEmbedder
+from hindsight.retrieval.keywords import document_vector, twin_term_groups
 from hindsight.text import memory_text
+from hindsight.text.twins import same_words
 from tests.conftest import Api, make_settings
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.lifecycle import run_pass
@@ -62,6 +64,64 @@ def test_other_types_and_dissimilar_values_stay_apart(dapi: Api) -> None:
     assert other_type["outcome"] == "created" and other_type["requested_key"] is None
     (different,) = dapi.observe({"key": "user.gym", "value": "goes climbing on Thursdays"})
     assert different["outcome"] == "created"
+
+
+# 20 distinct words: a twin may lack one of them and still say the same in the same words
+LONG = (
+    "walks the old collie Biscuit along the fjord path past the bakery, ferry terminal, "
+    "harbour lighthouse, fish market and chapel before breakfast on rainy Sundays with Astrid"
+)
+
+
+@pytest.fixture(scope="module")
+def large_server(migrated: str, redis_url: str) -> Iterator[ThreadServer]:
+    """Every namespace searched as a large one: through the word groups' postings, then HNSW."""
+    settings = make_settings(dedup_threshold=0.9, exact_search_max_rows=0)
+    with ThreadServer(settings, migrated, redis_url) as srv:
+        yield srv
+
+
+def test_in_a_large_namespace_twins_in_the_same_words_still_fold(
+    large_server: ThreadServer, ns: str
+) -> None:
+    api = Api.at(large_server.url, ns)
+    short = LONG.replace(" lighthouse,", "")
+    assert same_words(LONG, short)  # the premise: one word of twenty missing
+    (first, long_first) = api.observe(
+        {"key": "user.commute", "value": VALUE}, {"key": "user.walk", "value": short}
+    )
+    (twin,) = api.observe({"key": "user.commutes", "value": VALUE})
+    assert (twin["outcome"], twin["id"], twin["requested_key"]) == (
+        "reinforced",
+        first["id"],
+        "user.commutes",
+    )
+    (long_twin,) = api.observe({"key": "user.walks", "value": LONG})
+    assert (long_twin["outcome"], long_twin["id"]) == ("reinforced", long_first["id"])
+    (other_type,) = api.observe({"key": "user.commuting", "value": VALUE, "memory_type": "event"})
+    assert other_type["outcome"] == "created"
+    # near in the embedding, not in words (a word more than the twin allows): its own memory
+    (apart,) = api.observe({"key": "user.commuted", "value": VALUE + " sometimes"})
+    assert apart["outcome"] == "created"
+
+
+def test_every_twin_in_the_same_words_holds_a_word_group_whole() -> None:
+    """The postings filter never drops a claim that has a twin in the same words: whatever
+    a twin lacks or adds within what `same_words` allows, one group of the claim's terms is
+    among the twin's."""
+    words = LONG.replace(",", "").split()
+    variants = [LONG, LONG.replace(" lighthouse,", ""), LONG.replace("Astrid", "Astrid today")]
+    variants += [" ".join(words[:i] + words[i + 1 :]) for i in range(len(words))]
+    variants += [VALUE, VALUE.replace("every", "each"), "跑步对我来说太难了", "跑步对我来说太难"]
+    for claim in variants:
+        groups = twin_term_groups(claim)
+        assert groups
+        for twin in variants:
+            if not same_words(claim, twin):
+                continue
+            _, terms = document_vector(memory_text("some.other.key", twin))
+            assert any(set(g) <= set(terms) for g in groups), (claim, twin)
+    assert twin_term_groups("the a of") is None  # no keyword tokens: no filter
 
 
 def test_a_known_key_follows_the_usual_rules(dapi: Api) -> None:

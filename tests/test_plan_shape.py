@@ -25,7 +25,7 @@ from pgvector import HalfVector
 from hindsight import core
 from hindsight.db.pool import open_pool
 from hindsight.embeddings.builtin import BuiltinEmbedder
-from hindsight.retrieval.keywords import query_terms
+from hindsight.retrieval.keywords import query_terms, twin_term_groups
 from hindsight.services.bulk_import import BulkImporter, parse_line
 from hindsight.stores import search as search_store
 from hindsight.stores.filters import MemoryFilter
@@ -243,6 +243,7 @@ async def overreading_near_duplicate_nodes(url: str, namespace: str, costs: str)
         [f"new.{i}" for i in range(len(values))],
         ["fact"] * len(values),
         [HalfVector(embedder.embed_one(v)) for v in values],
+        [twin_term_groups(v) for v in values],
         0.9,
         EXACT_MAX,
     )
@@ -275,6 +276,52 @@ def test_a_write_to_a_small_or_new_namespace_does_not_walk_the_big_ones_graph(
     for namespace in ("tiny", "never-written", "big"):
         bad = asyncio.run(overreading_near_duplicate_nodes(big_db, namespace, COSTS[costs]))
         assert not bad, "\n".join(bad[:10])
+
+
+def test_a_large_namespaces_graph_is_walked_only_for_claims_with_a_twin_in_words(
+    big_db: str,
+) -> None:
+    """A twin must say the same in the same words, so a new key in a large namespace walks
+    the embedding's graph only when the posting lists of keyword_terms hold a memory with
+    one of its word groups whole: a claim of words nobody used costs a few postings read,
+    not a walk of the graph."""
+    set_statistics(big_db, analyzed=True)
+    with psycopg.connect(big_db) as conn:
+        stored = conn.execute(
+            "SELECT mem_value, memory_type FROM long_term_memory "
+            "WHERE namespace = 'big' ORDER BY id LIMIT 3"
+        ).fetchall()
+    embedder = BuiltinEmbedder()
+    # each stored value again under a new key (a twin in words exists), and words nobody used
+    claims = [(value, kind) for value, kind in stored]
+    claims += [(f"zqxv{i} blorfing wexlt{i} quimbly", "fact") for i in range(5)]
+    sql, params = search_store.near_duplicates_statement(
+        "big",
+        [f"new.{i}" for i in range(len(claims))],
+        [kind for _, kind in claims],
+        [HalfVector(embedder.embed_one(f"new.{i}: {v}")) for i, (v, _) in enumerate(claims)],
+        [twin_term_groups(v) for v, _ in claims],
+        0.5,
+        EXACT_MAX,
+    )
+
+    async def plan() -> list[PlanNode]:
+        pool = await open_pool(make_settings(db_pool_min=1, db_pool_max=1), big_db)
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                await search_store.near_duplicate_settings(conn, on=True)
+                return list(executed_nodes(await explain_generic(conn, sql, params)))
+        finally:
+            await pool.close()
+
+    nodes = asyncio.run(plan())
+    postings = [n for n in nodes if n.index == "ix_long_term_memory_keyword_terms"]
+    walks = [n for n in nodes if n.index == "ix_long_term_memory_embedding"]
+    assert postings, "\n".join(map(str, nodes))
+    assert sum(n.rows_read for n in postings) <= BOUND
+    # the graph is walked once per claim with a twin in words, not for the made-up ones
+    assert [n.loops for n in walks] == [len(stored)], "\n".join(map(str, nodes))
+    assert not [n for n in nodes if n.rows_read > BOUND], "\n".join(map(str, nodes))
 
 
 # Filters that admit at most EXACT_MAX memories of the big namespace, and a condition that

@@ -37,7 +37,7 @@ def _positional(sql: str) -> tuple[str, list[str]]:
             names.append(match.group(1))
         return f"${names.index(match.group(1)) + 1}"
 
-    return re.sub(r"%\((\w+)\)s", number, sql), names
+    return re.sub(r"%\((\w+)\)[sb]", number, sql), names
 
 
 async def explain_generic(

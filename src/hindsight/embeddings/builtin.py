@@ -32,6 +32,24 @@ def _feature(feature: str, dimensions: int) -> tuple[int, float]:
     return h % dimensions, (1.0 if h & 0x80000000 else -1.0)
 
 
+# A word's own features (itself and, outside CJK, its character trigrams) are the same in
+# every text, and Zipf-like vocabularies repeat words: cached whole, per word, a text costs
+# one lookup per word instead of one per feature (measured on 6-24-word texts: see
+# benchmarks/results/write_cost.md). The features come out in the same order, so the sums
+# (and the vectors) are bit-identical to computing each feature afresh.
+@lru_cache(maxsize=200_000)
+def _word_features(token: str, dimensions: int) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    index, sign = _feature("w:" + token, dimensions)
+    indexes, weights = [index], [sign * WORD_WEIGHT]
+    if not is_cjk(token):
+        padded = f"<{token}>"
+        for i in range(len(padded) - 2):
+            index, sign = _feature("c:" + padded[i : i + 3], dimensions)
+            indexes.append(index)
+            weights.append(sign * TRIGRAM_WEIGHT)
+    return tuple(indexes), tuple(weights)
+
+
 class BuiltinEmbedder:
     # v2: CJK text as characters and character pairs (v1 saw a sentence as one word)
     VERSION = "builtin-hash-v2"
@@ -62,12 +80,9 @@ class BuiltinEmbedder:
         tokens = words(text)
         content = [t for t in tokens if not is_stop(t)]
         for token in content:
-            add("w:" + token, WORD_WEIGHT)
-            if is_cjk(token):
-                continue
-            padded = f"<{token}>"
-            for i in range(len(padded) - 2):
-                add("c:" + padded[i : i + 3], TRIGRAM_WEIGHT)
+            token_indexes, token_weights = _word_features(token, dims)
+            indexes += token_indexes
+            weights += token_weights
         for first, second in pairwise(content):
             if not (is_cjk(first) or is_cjk(second)):
                 add(f"b:{first} {second}", BIGRAM_WEIGHT)

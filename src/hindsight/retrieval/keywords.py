@@ -20,8 +20,10 @@ from collections.abc import Sequence
 
 from pgvector import SparseVector
 
+from hindsight.limits import KEY_MAX_CHARS
 from hindsight.text.stem import stem
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS, keyword_tokens, term_id, words
+from hindsight.text.twins import MIN_WORD_OVERLAP
 
 K1 = 1.2
 B = 0.75
@@ -43,6 +45,33 @@ def document_vector(text: str) -> tuple[SparseVector, list[int]]:
     norm = K1 * (1 - B + B * length / AVG_DOC_TERMS)
     weights = {term: tf * (K1 + 1) / (tf + norm) for term, tf in counts.items()}
     return SparseVector(weights, KEYWORD_DIMENSIONS), sorted(weights)
+
+
+# A memory's text holds at most this many distinct tokens from its key (a CJK key: each
+# character and each pair).
+_KEY_MAX_TOKENS = 2 * KEY_MAX_CHARS
+
+
+def twin_term_groups(value: str) -> list[list[int]] | None:
+    """Groups of the term ids of `value` such that every memory whose value says the same
+    in the same words (`text.twins.same_words`) holds all the terms of at least one group
+    in its `keyword_terms`; None when no such groups can be given (a value without keyword
+    tokens, or one so long that a twin's terms could be cut at MAX_TERMS).
+
+    A twin shares at least MIN_WORD_OVERLAP of the distinct words of the two values (their
+    Jaccard overlap), so it lacks at most `d` of the value's words, `d` the most that
+    leaves the overlap at the bar with nothing added: 0 below 20 words. Split into `d + 1`
+    groups, the words it lacks leave at least one group whole. Its terms are its key's and
+    value's stemmed tokens, so the group's terms are among them."""
+    tokens = sorted(set(keyword_tokens(value)))
+    n = len(tokens)
+    if n == 0 or n / MIN_WORD_OVERLAP + _KEY_MAX_TOKENS >= MAX_TERMS:
+        return None
+    missing = 0
+    while (n - missing - 1) / n >= MIN_WORD_OVERLAP:
+        missing += 1
+    groups = [tokens[i :: missing + 1] for i in range(missing + 1)]
+    return [sorted({term_id(stem(t)) for t in group}) for group in groups]
 
 
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "我", "私", "僕"})

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from hindsight.db.pool import Connection
+from hindsight.retrieval.keywords import twin_term_groups
 from hindsight.services.contradictions import Judge, Resolved, contradiction, link, resolve
 from hindsight.services.trust import Verdict, judge, releases
 from hindsight.stores import (
@@ -251,6 +252,7 @@ class ObserveBatch:
                 state.conn,
                 self.namespace,
                 [claims[p] for p in normal],
+                [twin_term_groups(claims[p].value) for p in normal],
                 self.threshold,
                 self.exact_max,
             )

@@ -290,24 +290,57 @@ async def arm_candidates(conn: Connection, search: Search, arm: str) -> list[dic
             return await cur.fetchall()
 
 
+# The claims' embeddings go as a binary halfvec[] (`%b`): psycopg sends a list as text
+# otherwise, and 500 vectors of 384 dimensions took 133 ms to print as text in Python
+# (0.4 ms as binary), before the server parsed them back.
+#
 # Like recall's arms, two branches behind a one-time filter on the namespace's size
 # (keyword_stats' term 0 counts its memories): a small namespace is scanned exactly through
 # the namespace index, a large one through HNSW. HNSW alone made every write to a new or
 # small namespace walk the graph of everyone else's rows looking for its few (measured:
 # 400 ms per batch of 10 into a new namespace beside 10,000 memories, against 50 ms).
+#
+# A twin is folded only if it also says the same in the same words (`text.twins`), so in a
+# large namespace a claim walks the graph only when some memory of its type holds every
+# term of one of its word groups (`retrieval.keywords.twin_term_groups`): the posting
+# lists of the GIN index on keyword_terms answer that, ANDed (of each group's GROUP_TERMS
+# rarest terms), reading only the memories that hold them all (OFFSET 0 keeps the
+# namespace's conditions out of the index scan, as in the keyword arm). A claim with no
+# such memory cannot be folded whatever the walk finds.
 _NEAR_DUPLICATES = f"""
 WITH size AS (
     SELECT coalesce(sum(s.df), 0) AS n FROM keyword_stats s
     WHERE s.namespace = %(ns)s AND s.term = 0
 ),
 x AS (
-    SELECT x.* FROM unnest(%(keys)s::text[], %(types)s::text[], %(embeddings)s::halfvec[])
-                    WITH ORDINALITY AS x(key, memory_type, embedding, ord)
+    SELECT x.* FROM unnest(%(keys)s::text[], %(types)s::text[], %(embeddings)b::halfvec[],
+                           %(worded)s::bool[])
+                    WITH ORDINALITY AS x(key, memory_type, embedding, worded, ord)
     -- A scalar subquery, not NOT EXISTS: the planner turns NOT EXISTS into an anti-join,
     -- and before ANALYZE it hashed every live key of the namespace to check ten (CI saw
     -- 8,000 rows read). A scalar subquery stays one unique-index probe per key.
     WHERE (SELECT true FROM long_term_memory k WHERE k.namespace = %(ns)s
            AND k.mem_key = x.key AND k.live LIMIT 1) IS NULL
+      AND ((SELECT n FROM size) <= %(exact_max)s OR NOT x.worded OR (
+        SELECT true FROM unnest(%(group_of)s::int[], %(groups)s::text[]) AS g(ord, terms)
+        CROSS JOIN LATERAL (
+            SELECT array_agg(r.term) AS terms FROM (
+                SELECT t.term FROM unnest(g.terms::int[]) AS t(term)
+                ORDER BY (SELECT coalesce(sum(s.df), 0) FROM keyword_stats s
+                          WHERE s.namespace = %(ns)s AND s.term = t.term)
+                LIMIT %(group_terms)s) r
+        ) rare
+        CROSS JOIN LATERAL (
+            SELECT 1 FROM (
+                SELECT m.namespace, m.status, m.memory_type, m.expires_at
+                FROM long_term_memory m
+                WHERE {{same_shard}}m.keyword_terms @> rare.terms OFFSET 0
+            ) m
+            WHERE m.namespace = %(ns)s AND {LIVE_BY_STATUS}
+              AND m.memory_type = x.memory_type
+              AND (m.expires_at IS NULL OR m.expires_at > now())
+            LIMIT 1) w
+        WHERE g.ord = x.ord LIMIT 1) IS NOT NULL)
 )
 SELECT x.ord::int - 1 AS position, d.id, d.mem_key AS key, d.mem_value AS value,
        d.similarity
@@ -334,21 +367,45 @@ WHERE d.similarity >= %(threshold)s
 """
 
 
+# A group's rarest few terms (by the namespace's document frequencies) stand for it: a twin
+# holding the group holds them, and ANDing the posting lists of common words cost more
+# than the walk it saved. The check alone on 100k Zipf memories, 500 new claims, median
+# of 5: every claim walking the graph 344 ms; the whole groups 256; the rarest 1 term 504
+# (too many claims kept), 2 terms 95, 3 terms 80, 5 terms 90.
+GROUP_TERMS = 3
+
+
 def near_duplicates_statement(
     namespace: str,
     keys: list[str],
     types: list[str],
     embeddings: list[HalfVector],
+    word_groups: list[list[list[int]] | None],
     threshold: float,
     exact_max: int,
+    *,
+    sharded: bool = False,
 ) -> tuple[str, dict[str, Any]]:
-    return _NEAR_DUPLICATES, {
+    """`word_groups`: each claim's `twin_term_groups` (None: it walks the graph regardless);
+    `sharded`: for a Citus coordinator."""
+    group_of: list[int] = []
+    groups: list[str] = []
+    for position, claim_groups in enumerate(word_groups, start=1):
+        for terms in claim_groups or ():
+            group_of.append(position)
+            groups.append(array_literal(terms))
+    sql = _NEAR_DUPLICATES.replace("{same_shard}", _SAME_SHARD if sharded else "")
+    return sql, {
         "ns": namespace,
         "keys": keys,
         "types": types,
         "embeddings": embeddings,
+        "worded": [g is not None for g in word_groups],
+        "group_of": group_of,
+        "groups": groups,
         "threshold": threshold,
         "exact_max": exact_max,
+        "group_terms": GROUP_TERMS,
     }
 
 
@@ -362,10 +419,17 @@ async def near_duplicate_settings(conn: Connection, *, on: bool) -> None:
 
 
 async def near_duplicates(
-    conn: Connection, namespace: str, claims: list[NewClaim], threshold: float, exact_max: int
+    conn: Connection,
+    namespace: str,
+    claims: list[NewClaim],
+    word_groups: list[list[list[int]] | None],
+    threshold: float,
+    exact_max: int,
 ) -> dict[int, dict[str, Any]]:
     """For claims whose key is new: the closest active memory of the same type, when at
-    least `threshold` similar. Keyed by the claim's position. Runs with sorting and
+    least `threshold` similar. Keyed by the claim's position. In a large namespace, only
+    for claims some memory of whose type holds one of their `word_groups` whole (the
+    others have no twin in the same words). Runs with sorting and
     sequential scans disabled (restored after), as the search pool runs recall: a large
     namespace is then searched through HNSW and a small one through the namespace index,
     even by a generic plan that cannot tell them apart."""
@@ -375,8 +439,10 @@ async def near_duplicates(
         [c.key for c in claims],
         [c.memory_type for c in claims],
         [c.embedding for c in claims],
+        word_groups,
         threshold,
         exact_max,
+        sharded=shard_settings(conn) is not None,
     )
     cur = await conn.execute(sql, params)
     rows = await cur.fetchall()
@@ -406,7 +472,7 @@ WITH size AS (
 ),
 x AS (
     SELECT x.* FROM unnest(%(keys)s::text[], %(prefixes)s::text[], %(types)s::text[],
-                           %(embeddings)s::halfvec[])
+                           %(embeddings)b::halfvec[])
                     WITH ORDINALITY AS x(key, prefix, memory_type, embedding, ord)
     WHERE (SELECT true FROM long_term_memory k WHERE k.namespace = %(ns)s
            AND k.mem_key = x.key AND k.live LIMIT 1) IS NULL
