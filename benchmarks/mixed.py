@@ -13,12 +13,17 @@ service, cannot send at the rate asked, the latencies are the generator's as muc
 service's, and the lag says so.
 `--no-shedding` runs the same with HINDSIGHT_MAX_IN_FLIGHT=0, the behaviour before.
 
+`--variant LABEL[:name=value,...]` (repeated) runs the three phases through services with
+other settings on the same data, in turns, every variant offered the first one's rates →
+`results/mixed.md`.
+
 `--workers-compare` asks what a second worker process buys on this machine (issue 33 item
 5): on the same data, recall alone in a closed loop at each `--clients` count, through a
 service with one worker and one with two (HINDSIGHT_WORKERS), in turns, `--rounds` times,
 the order alternating: throughput and p50/p99 of each.
 
     python -m benchmarks.mixed [--memories 20000] [--seconds 20] [--no-shedding]
+    python -m benchmarks.mixed --variant today --variant "bounded:max_in_flight=8" ...
     python -m benchmarks.mixed --workers-compare [--clients 1,8,16] [--rounds 2]
 """
 
@@ -203,11 +208,92 @@ def workers_compare(memories: int, seconds: float, clients: list[int], rounds: i
     print(text)
 
 
+def _phases(url: str, seconds: float, reference: float | None) -> dict[str, Tally]:
+    """Capacity (closed loop), then half and twice `reference` ops/s (default: the capacity
+    just measured), open loop."""
+    capacity = asyncio.run(closed_loop(url, 16, seconds))
+    rate = reference if reference is not None else capacity.in_window / seconds
+    half = asyncio.run(open_loop(url, rate / 2, seconds))
+    over = asyncio.run(open_loop(url, rate * 2, seconds))
+    return {"capacity": capacity, "half load": half, "overload": over}
+
+
+def _variant(text: str) -> tuple[str, dict[str, str]]:
+    """`LABEL` or `LABEL:name=value,name=value` (settings without HINDSIGHT_, lower case)."""
+    label, _, pairs = text.partition(":")
+    return label, dict(p.split("=", 1) for p in pairs.split(",") if p)
+
+
+def compare(memories: int, seconds: float, variants: list[tuple[str, dict[str, str]]]) -> None:
+    """Each variant's service on the same data, in turns; the open-loop rates are the first
+    variant's capacity, so every variant is offered the same load."""
+    results: dict[str, dict[str, Tally]] = {}
+    reference: float | None = None
+    with stores() as s, s.database() as db:
+        with service(db, s.redis_url) as svc:
+            load(svc.url, memories)
+        for label, settings in variants:
+            with service(db, s.redis_url, **settings) as svc:
+                asyncio.run(closed_loop(svc.url, 4, 3))  # warm up
+                results[label] = _phases(svc.url, seconds, reference)
+            if reference is None:
+                reference = results[label]["capacity"].in_window / seconds
+            for phase, t in results[label].items():
+                print(f"{label:<24} " + t.row(phase, seconds))
+    assert reference is not None
+    load_average = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    lines = [
+        "# Mixed load: capacity, half load and overload (issue 33 item 4)",
+        "",
+        f"`python -m benchmarks.mixed --memories {memories} --seconds {seconds:g} "
+        + " ".join(
+            f"--variant {label}" + (":" + ",".join(f"{k}={v}" for k, v in st.items()) if st else "")
+            for label, st in variants
+        )
+        + f"`: {memories:,} memories in one namespace (batch API), one worker, operations "
+        "80% recall / 15% observe / 5% step append. Capacity: 16 closed-loop clients. Half "
+        f"load and overload: Poisson arrivals at half and twice the first variant's capacity "
+        f"({reference:.1f} ops/s), the same for every variant. Latency counts from when a "
+        "request was due; `shed`: answered 503 `overloaded`; sender lag: how late the "
+        "generator (on the same 2 cores) sent. Load average after the run: "
+        f"{load_average}.",
+        "",
+        "| variant | phase | answered ops/s | shed | recall p50 / p99 ms | observe p50 / p99 "
+        "| append p50 / p99 | sender lag p50 ms |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for label, phases in results.items():
+        for phase, t in phases.items():
+            cells = []
+            for op in ("recall", "observe", "append"):
+                xs = sorted(t.latency.get(op, []))
+                if not xs:
+                    cells.append("—")
+                    continue
+                p99 = xs[min(len(xs) - 1, int(0.99 * len(xs)))]
+                cells.append(f"{statistics.median(xs):.1f} / {p99:.1f}")
+            lag = statistics.median(t.lag) if t.lag else 0.0
+            lines.append(
+                f"| {label} | {phase} | {t.in_window / seconds:.1f} | {t.shed} | "
+                + " | ".join(cells)
+                + f" | {lag:.1f} |"
+            )
+    text = "\n".join(lines) + "\n"
+    (Path(__file__).parent / "results" / "mixed.md").write_text(text)
+    print(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--memories", type=int, default=20_000)
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--no-shedding", action="store_true")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        help="LABEL[:name=value,...]: compare services with these settings on the same data "
+        "and the same offered load (repeat; the first sets the rates) → results/mixed.md",
+    )
     parser.add_argument("--workers-compare", action="store_true")
     parser.add_argument("--clients", default="1,8,16")
     parser.add_argument("--rounds", type=int, default=2)
@@ -216,18 +302,16 @@ def main() -> None:
         clients = [int(c) for c in args.clients.split(",")]
         workers_compare(args.memories, args.seconds, clients, args.rounds)
         return
+    if args.variant:
+        compare(args.memories, args.seconds, [_variant(v) for v in args.variant])
+        return
     settings = {"max_in_flight": "0"} if args.no_shedding else {}
     with stores() as s, s.database() as db, service(db, s.redis_url, **settings) as svc:
         load(svc.url, args.memories)
-        capacity = asyncio.run(closed_loop(svc.url, 16, args.seconds))
-        rate = capacity.in_window / args.seconds
         shedding = "off" if args.no_shedding else "on"
         print(f"{args.memories:,} memories, one worker, shedding {shedding}")
-        print(capacity.row("capacity", args.seconds))
-        half = asyncio.run(open_loop(svc.url, rate / 2, args.seconds))
-        print(half.row("half load", args.seconds))
-        over = asyncio.run(open_loop(svc.url, rate * 2, args.seconds))
-        print(over.row("overload", args.seconds))
+        for phase, t in _phases(svc.url, args.seconds, None).items():
+            print(t.row(phase, args.seconds))
 
 
 if __name__ == "__main__":
