@@ -1,14 +1,20 @@
 """Past its capacity a worker refuses at once (503 overloaded, Retry-After) instead of making
-every request wait: the capacity here is one request in flight, held by an extraction whose
-LLM answers slowly."""
+every request wait. The capacity here is one request in flight, held by a write that waits on
+a table lock an operator's transaction holds (work on this machine: it keeps its slot). A
+queue that drains (a burst) is waited on in arrival order; once a request has waited 100 ms
+(overload), newcomers are refused within milliseconds and the newest waiter is served first. A
+request waiting on a remote endpoint (here a slow LLM) lends its slot out meanwhile."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any
 
 import httpx
+import psycopg
 import pytest
 
 from hindsight.client import Hindsight
@@ -30,66 +36,182 @@ def slow_llm() -> Iterator[FakeOpenAI]:
         yield fake
 
 
-@pytest.fixture
-def one_slot(migrated: str, redis_url: str, slow_llm: FakeOpenAI) -> Iterator[ThreadServer]:
-    settings = make_settings(
-        llm_base_url=slow_llm.url,
-        llm_model="fake-chat",
-        llm_api_key="sk-llm",
-        max_in_flight=1,
-        queue_wait_ms=200,
+def one_slot(db: str, redis_url: str, llm: FakeOpenAI | None = None, **queue: int) -> ThreadServer:
+    providers: dict[str, Any] = (
+        {"llm_base_url": llm.url, "llm_model": "fake-chat", "llm_api_key": "sk-llm"} if llm else {}
     )
-    with ThreadServer(settings, migrated, redis_url) as srv:
-        yield srv
+    return ThreadServer(make_settings(max_in_flight=1, **providers, **queue), db, redis_url)
 
 
 def client(url: str) -> httpx.Client:
     return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN_KEY}"}, timeout=60)
 
 
-def test_a_request_past_capacity_is_refused_at_once(
-    one_slot: ThreadServer, slow_llm: FakeOpenAI, ns: str
-) -> None:
-    base = f"/v1/namespaces/{ns}"
-    slow_llm.delay_next(3.0)
-    with client(one_slot.url) as busy, client(one_slot.url) as other, ThreadPoolExecutor(1) as pool:
-        before = value(other.get("/metrics").text, "hindsight_shed_requests_total")
-        held = pool.submit(busy.post, f"{base}/memories:extract", json={"messages": CONVERSATION})
-        wait_until(
-            lambda: slow_llm.in_flight.get(CHAT, 0) >= 1, "the extraction to wait on the LLM"
+@contextmanager
+def slot_held(db: str, url: str, ns: str) -> Iterator[Future[httpx.Response]]:
+    """A write that holds the one slot: it waits on a lock an open transaction holds on the
+    memory table, until the block ends. Yields the write's response to come."""
+    with (
+        psycopg.connect(db) as blocker,
+        psycopg.connect(db, autocommit=True) as watcher,
+        client(url) as writer,
+        ThreadPoolExecutor(1) as pool,
+    ):
+        blocker.execute("LOCK TABLE long_term_memory IN EXCLUSIVE MODE")
+        write = pool.submit(
+            writer.post, f"/v1/namespaces/{ns}/memories", json={"key": "k", "value": "held"}
         )
+        wait_until(
+            lambda: (
+                watcher.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND wait_event_type = 'Lock'"
+                ).fetchone()
+                == (1,)
+            ),
+            "the write to wait on the lock",
+        )
+        try:
+            yield write
+        finally:
+            blocker.rollback()
+            write.result(timeout=60)
 
+
+def _queued(c: httpx.Client) -> float:
+    return value(c.get("/metrics").text, "hindsight_queued_requests")
+
+
+def _stand(c: httpx.Client, waiting: int) -> None:
+    """Until `waiting` requests wait for the slot, then 100 ms more: the oldest has waited
+    long enough for the queue to count as overload."""
+    wait_until(lambda: _queued(c) == waiting, f"{waiting} requests to wait for the slot")
+    since = time.monotonic()
+    wait_until(lambda: time.monotonic() - since > 0.15, "the queue to stand 100 ms")
+
+
+def test_a_request_past_capacity_is_refused_at_once(fresh_db: str, redis_url: str, ns: str) -> None:
+    with (
+        one_slot(fresh_db, redis_url, queue_wait_ms=200) as srv,
+        client(srv.url) as other,
+        slot_held(fresh_db, srv.url, ns) as write,
+    ):
+        before = value(other.get("/metrics").text, "hindsight_shed_requests_total")
         started = time.monotonic()
-        r = other.get(f"{base}/memories")
+        r = other.get(f"/v1/namespaces/{ns}/memories")
         waited = time.monotonic() - started
         assert r.status_code == 503, r.text
         assert r.json()["error"]["code"] == "overloaded"
         assert "HINDSIGHT_MAX_IN_FLIGHT" in r.json()["error"]["message"]
         assert r.headers["retry-after"] == "1"
-        assert waited < 2.0  # the queue's wait (0.2 s), not the slow request's 3 s
+        assert waited < 2.0  # the queue's wait (0.2 s), not the held request's
         # probes and metrics are never held back
         assert other.get("/healthz").status_code == 200
         assert value(other.get("/metrics").text, "hindsight_shed_requests_total") == before + 1
-
-        # the request holding the slot was served, not refused
-        assert held.result(timeout=60).json().get("error", {}).get("code") != "overloaded"
-    # the slot is free again
-    with client(one_slot.url) as later:
-        assert later.get(f"{base}/memories").status_code == 200
+    # the request holding the slot was served, not refused; the slot is free again
+    assert write.result().status_code in (200, 201), write.result().text
+    with one_slot(fresh_db, redis_url) as srv, client(srv.url) as later:
+        assert later.get(f"/v1/namespaces/{ns}/memories").status_code == 200
 
 
-def test_the_sdk_retries_a_request_that_was_shed(
-    one_slot: ThreadServer, slow_llm: FakeOpenAI, ns: str
+def test_a_standing_queue_refuses_new_requests_within_milliseconds(
+    fresh_db: str, redis_url: str, ns: str
 ) -> None:
-    """503 overloaded is transient: the SDK waits Retry-After and asks again."""
-    slow_llm.delay_next(1.5)
-    with client(one_slot.url) as busy, ThreadPoolExecutor(1) as pool:
+    """The first waiter came to an empty queue: a burst, it may wait its 20 s and is served.
+    Once it has waited 100 ms, a newcomer waits 20 ms, not 20 s."""
+    path = f"/v1/namespaces/{ns}/memories"
+    with (
+        one_slot(fresh_db, redis_url, queue_wait_ms=20_000, queue_congested_wait_ms=20) as srv,
+        client(srv.url) as first,
+        client(srv.url) as late,
+        ThreadPoolExecutor(1) as pool,
+    ):
+        with slot_held(fresh_db, srv.url, ns):
+            waiter = pool.submit(first.get, path)
+            _stand(late, 1)
+            started = time.monotonic()
+            r = late.get(path)
+            refused_in = time.monotonic() - started
+            assert r.status_code == 503, r.text
+            assert r.json()["error"]["code"] == "overloaded"
+            assert r.headers["retry-after"] == "1"
+            assert refused_in < 1.0  # the congested wait (20 ms), not the queue wait's 20 s
+        # the waiter that came to an empty queue is served once the slot frees
+        assert waiter.result(timeout=60).status_code == 200
+        assert _queued(late) == 0
+
+
+def test_under_overload_the_newest_waiter_is_served_first(
+    fresh_db: str, redis_url: str, ns: str
+) -> None:
+    """Both waiters may wait long here; the slot goes to the one who came last, who can still
+    be answered fast, while the oldest is the next to give up anyway. Each waiter stores a
+    memory, whose id (a UUIDv7, in the order the worker made them) tells who went first."""
+    path = f"/v1/namespaces/{ns}/memories"
+
+    def store(c: httpx.Client, key: str) -> str:
+        r = c.post(path, json={"key": key, "value": "waited"})
+        assert r.status_code in (200, 201), r.text
+        return str(r.json()["id"])
+
+    waits = {"queue_wait_ms": 20_000, "queue_congested_wait_ms": 20_000}
+    with (
+        one_slot(fresh_db, redis_url, **waits) as srv,
+        client(srv.url) as old,
+        client(srv.url) as new,
+        ThreadPoolExecutor(2) as pool,
+    ):
+        with slot_held(fresh_db, srv.url, ns):
+            oldest = pool.submit(store, old, "oldest")
+            _stand(new, 1)
+            newest = pool.submit(store, new, "newest")
+            wait_until(lambda: _queued(new) == 2, "the newest request to wait too")
+        assert newest.result(timeout=60) < oldest.result(timeout=60)
+
+
+def test_a_request_waiting_on_the_llm_lends_its_slot(
+    fresh_db: str, redis_url: str, slow_llm: FakeOpenAI, ns: str
+) -> None:
+    """One slot, and an extraction waiting 3 s on the LLM: other requests are served
+    meanwhile, and the extraction gets a slot back to finish."""
+    slow_llm.delay_next(3.0)
+    with (
+        one_slot(fresh_db, redis_url, slow_llm, queue_wait_ms=200) as srv,
+        client(srv.url) as busy,
+        client(srv.url) as other,
+        ThreadPoolExecutor(1) as pool,
+    ):
         base = f"/v1/namespaces/{ns}"
-        held = pool.submit(busy.post, f"{base}/memories:extract", json={"messages": CONVERSATION})
+        extraction = pool.submit(
+            busy.post, f"{base}/memories:extract", json={"messages": CONVERSATION}
+        )
         wait_until(
             lambda: slow_llm.in_flight.get(CHAT, 0) >= 1, "the extraction to wait on the LLM"
         )
-        with Hindsight(one_slot.url, ADMIN_KEY) as sdk:
-            stored = sdk.observe(ns, "user.tea", "oolong")
-        assert stored.outcome in ("created", "reinforced")
-        held.result(timeout=60)
+        for _ in range(3):
+            r = other.get(f"{base}/memories")
+            assert r.status_code == 200, r.text
+        assert slow_llm.in_flight.get(CHAT, 0) == 1  # answered while the LLM still thinks
+        done = extraction.result(timeout=60)
+        assert done.status_code == 200, done.text
+
+
+def test_the_sdk_retries_a_request_that_was_shed(fresh_db: str, redis_url: str, ns: str) -> None:
+    """503 overloaded is transient: the SDK waits Retry-After and asks again."""
+    with (
+        one_slot(fresh_db, redis_url, queue_wait_ms=200) as srv,
+        client(srv.url) as watcher,
+        ThreadPoolExecutor(1) as pool,
+    ):
+        with slot_held(fresh_db, srv.url, ns):
+            before = value(watcher.get("/metrics").text, "hindsight_shed_requests_total")
+            sdk = Hindsight(srv.url, ADMIN_KEY)
+            stored = pool.submit(sdk.recall, ns, "where do I live")
+            wait_until(
+                lambda: (
+                    value(watcher.get("/metrics").text, "hindsight_shed_requests_total") > before
+                ),
+                "the SDK's first try to be refused",
+            )
+        assert stored.result(timeout=60) is not None
+        sdk.close()

@@ -97,18 +97,28 @@ class Settings(BaseSettings):
     port: int = Field(default=8080, ge=0, le=65535, description="Port to listen on (`--port`).")
     workers: int = Field(default=1, ge=1, le=64, description="Worker processes (`--workers`).")
     max_in_flight: int = Field(
-        default=32,
+        default=16,
         ge=0,
         le=10_000,
         description="Requests (REST and MCP) a worker works on at once; more wait for a "
-        "slot in arrival order. 0: no limit.",
+        "slot. One waiting on a remote embedding, LLM or rerank endpoint lends its slot "
+        "meanwhile, so this bounds the work of the worker's own cores. 0: no limit.",
     )
     queue_wait_ms: int = Field(
         default=1000,
         ge=0,
         le=60_000,
-        description="How long a request waits for a slot before it is refused with 503 "
-        "`overloaded` and Retry-After: 1, so that under overload what is served stays fast.",
+        description="How long a request waits for a slot, in arrival order, while the queue "
+        "drains (a burst) before it is refused with 503 `overloaded` and Retry-After: 1.",
+    )
+    queue_congested_wait_ms: int = Field(
+        default=10,
+        ge=0,
+        le=60_000,
+        description="How long a request waits for a slot once a request has waited 100 ms "
+        "(overload, not a burst), until the queue is next empty; the newest waiter is then "
+        "served first, so that under overload refusals come at once and what is served "
+        "stays fast.",
     )
     api_key: SecretStr | None = Field(
         default=None,

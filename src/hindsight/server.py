@@ -72,7 +72,10 @@ def create_app(settings: Settings, *, database_url: str, redis_url: str | None) 
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(NulGuard)
     app.add_middleware(
-        LoadShedder, max_in_flight=settings.max_in_flight, queue_wait_ms=settings.queue_wait_ms
+        LoadShedder,
+        max_in_flight=settings.max_in_flight,
+        queue_wait_ms=settings.queue_wait_ms,
+        queue_congested_wait_ms=settings.queue_congested_wait_ms,
     )
     app.add_middleware(RequestObserver)  # outermost: times and logs every request
     rest.install(app)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from hindsight import openai_endpoint
+from hindsight import admission, openai_endpoint
 from hindsight.embeddings.base import Vector
 from hindsight.errors import ProviderError
 from hindsight.observability import metrics
@@ -78,7 +78,7 @@ class OpenAICompatibleEmbedder:
 
     async def _embed_batch(self, texts: list[str]) -> list[Vector]:
         try:
-            async with self._slots:
+            async with admission.away(), self._slots:
                 with metrics.timed(metrics.PROVIDER_SECONDS, "embedding", self._model):
                     response = await self._create(texts)
         except openai_endpoint.ERRORS as exc:

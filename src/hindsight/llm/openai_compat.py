@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from hindsight import openai_endpoint
+from hindsight import admission, openai_endpoint
 from hindsight.errors import ProviderError
 from hindsight.llm.base import M
 from hindsight.observability import metrics
@@ -61,13 +61,14 @@ class OpenAICompatibleLLM:
         elif self._json_mode == "json_schema":
             extra["response_format"] = _schema_format(schema)
         try:
-            with metrics.timed(metrics.PROVIDER_SECONDS, "llm", self._model):
-                response = await self._client.chat.completions.create(
-                    model=self._model,
-                    messages=messages,  # type: ignore[arg-type]
-                    temperature=self._temperature,
-                    **extra,
-                )
+            async with admission.away():
+                with metrics.timed(metrics.PROVIDER_SECONDS, "llm", self._model):
+                    response = await self._client.chat.completions.create(
+                        model=self._model,
+                        messages=messages,  # type: ignore[arg-type]
+                        temperature=self._temperature,
+                        **extra,
+                    )
         except openai_endpoint.ERRORS as exc:
             metrics.PROVIDER_ERRORS.labels("llm", self._model).inc()
             raise openai_endpoint.translate(exc, what="LLM", where=self._where) from exc

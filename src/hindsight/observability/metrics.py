@@ -94,6 +94,11 @@ SHED_REQUESTS = Counter(
     "hindsight_shed_requests_total",
     "Requests refused with 503 overloaded: no slot came free within the queue wait.",
 )
+QUEUED_REQUESTS = Gauge(
+    "hindsight_queued_requests",
+    "Requests waiting for a slot (HINDSIGHT_MAX_IN_FLIGHT) now.",
+    multiprocess_mode="livesum",
+)
 STORE_ERRORS = Counter(
     "hindsight_store_errors_total",
     "Failed calls to a store (redis, postgres), by operation.",

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from hindsight import disclose
+from hindsight import admission, disclose
 from hindsight.errors import HindsightError, ProviderError, Unavailable
 from hindsight.observability import metrics
 
@@ -98,7 +98,7 @@ class EndpointReranker:
         label = self._model or self._protocol
         try:
             with metrics.timed(metrics.PROVIDER_SECONDS, "rerank", label):
-                async with asyncio.timeout(self._timeout):
+                async with admission.away(), asyncio.timeout(self._timeout):
                     response = await self._client.post(self._url, json=self._body(query, texts))
                 if response.status_code >= 400:
                     raise self._refusal(response)
