@@ -1,8 +1,9 @@
 """Past its capacity a worker refuses at once (503 overloaded, Retry-After) instead of making
 every request wait. The capacity here is one request in flight, held by a write that waits on
 a table lock an operator's transaction holds (work on this machine: it keeps its slot). A
-queue that drains (a burst) is waited on in arrival order; once a request has waited 100 ms
-(overload), newcomers are refused within milliseconds and the newest waiter is served first. A
+queue that drains (a burst) is waited on in arrival order; once a request has waited out the
+queue wait (overload), newcomers are refused within milliseconds and the newest waiter is
+served first, until the queue is next empty. A
 request waiting on a remote endpoint (here a slow LLM) lends its slot out meanwhile."""
 
 from __future__ import annotations
@@ -82,12 +83,17 @@ def _queued(c: httpx.Client) -> float:
     return value(c.get("/metrics").text, "hindsight_queued_requests")
 
 
-def _stand(c: httpx.Client, waiting: int) -> None:
-    """Until `waiting` requests wait for the slot, then 100 ms more: the oldest has waited
-    long enough for the queue to count as overload."""
-    wait_until(lambda: _queued(c) == waiting, f"{waiting} requests to wait for the slot")
+def _congest(c: httpx.Client, pool: ThreadPoolExecutor, path: str) -> Future[httpx.Response]:
+    """With the slot held and a queue wait of 1 s: one request waits and is refused at 1 s,
+    while a second, sent half a second later, still waits. Returns the second's answer."""
+    first = pool.submit(c.get, path)
+    wait_until(lambda: _queued(c) == 1, "the first request to wait for the slot")
     since = time.monotonic()
-    wait_until(lambda: time.monotonic() - since > 0.15, "the queue to stand 100 ms")
+    wait_until(lambda: time.monotonic() - since > 0.5, "half the queue wait to pass")
+    second = pool.submit(c.get, path)
+    wait_until(lambda: _queued(c) == 2, "the second request to wait too")
+    assert first.result(timeout=60).status_code == 503
+    return second
 
 
 def test_a_request_past_capacity_is_refused_at_once(fresh_db: str, redis_url: str, ns: str) -> None:
@@ -114,39 +120,40 @@ def test_a_request_past_capacity_is_refused_at_once(fresh_db: str, redis_url: st
         assert later.get(f"/v1/namespaces/{ns}/memories").status_code == 200
 
 
-def test_a_standing_queue_refuses_new_requests_within_milliseconds(
+def test_past_a_refusal_new_requests_are_refused_within_milliseconds(
     fresh_db: str, redis_url: str, ns: str
 ) -> None:
-    """The first waiter came to an empty queue: a burst, it may wait its 20 s and is served.
-    Once it has waited 100 ms, a newcomer waits 20 ms, not 20 s."""
+    """A request that waited its 1 s and gave up shows overload: while the queue is not
+    empty, a newcomer waits 20 ms, not 1 s."""
     path = f"/v1/namespaces/{ns}/memories"
     with (
-        one_slot(fresh_db, redis_url, queue_wait_ms=20_000, queue_congested_wait_ms=20) as srv,
-        client(srv.url) as first,
+        one_slot(fresh_db, redis_url, queue_wait_ms=1000, queue_congested_wait_ms=20) as srv,
+        client(srv.url) as waiters,
         client(srv.url) as late,
-        ThreadPoolExecutor(1) as pool,
+        ThreadPoolExecutor(2) as pool,
     ):
         with slot_held(fresh_db, srv.url, ns):
-            waiter = pool.submit(first.get, path)
-            _stand(late, 1)
+            second = _congest(waiters, pool, path)
             started = time.monotonic()
             r = late.get(path)
             refused_in = time.monotonic() - started
             assert r.status_code == 503, r.text
             assert r.json()["error"]["code"] == "overloaded"
             assert r.headers["retry-after"] == "1"
-            assert refused_in < 1.0  # the congested wait (20 ms), not the queue wait's 20 s
-        # the waiter that came to an empty queue is served once the slot frees
-        assert waiter.result(timeout=60).status_code == 200
-        assert _queued(late) == 0
+            assert refused_in < 0.5  # the congested wait (20 ms), not the queue wait's 1 s
+            assert _queued(late) == 1, "the second waiter is still in the queue"
+            assert second.result(timeout=60).status_code == 503  # its own 1 s ran out
+        # the queue emptied and the slot came free: served again
+        assert late.get(path).status_code == 200
 
 
 def test_under_overload_the_newest_waiter_is_served_first(
     fresh_db: str, redis_url: str, ns: str
 ) -> None:
-    """Both waiters may wait long here; the slot goes to the one who came last, who can still
-    be answered fast, while the oldest is the next to give up anyway. Each waiter stores a
-    memory, whose id (a UUIDv7, in the order the worker made them) tells who went first."""
+    """Past a refusal, two waiters and a slot coming free: it goes to the one who came last,
+    who can still be answered fast, while the older is the next to give up anyway. Each
+    stores a memory, whose id (a UUIDv7, in the order the worker made them) tells who went
+    first."""
     path = f"/v1/namespaces/{ns}/memories"
 
     def store(c: httpx.Client, key: str) -> str:
@@ -154,19 +161,26 @@ def test_under_overload_the_newest_waiter_is_served_first(
         assert r.status_code in (200, 201), r.text
         return str(r.json()["id"])
 
-    waits = {"queue_wait_ms": 20_000, "queue_congested_wait_ms": 20_000}
+    waits = {"queue_wait_ms": 1000, "queue_congested_wait_ms": 1000}
     with (
         one_slot(fresh_db, redis_url, **waits) as srv,
+        client(srv.url) as refused,
         client(srv.url) as old,
         client(srv.url) as new,
-        ThreadPoolExecutor(2) as pool,
+        ThreadPoolExecutor(3) as pool,
     ):
         with slot_held(fresh_db, srv.url, ns):
-            oldest = pool.submit(store, old, "oldest")
-            _stand(new, 1)
-            newest = pool.submit(store, new, "newest")
-            wait_until(lambda: _queued(new) == 2, "the newest request to wait too")
-        assert newest.result(timeout=60) < oldest.result(timeout=60)
+            first = pool.submit(refused.get, path)
+            wait_until(lambda: _queued(new) == 1, "a request to wait for the slot")
+            since = time.monotonic()
+            wait_until(lambda: time.monotonic() - since > 0.5, "half the queue wait to pass")
+            older = pool.submit(store, old, "older")
+            wait_until(lambda: _queued(new) == 2, "the older request to wait")
+            newer = pool.submit(store, new, "newer")
+            wait_until(lambda: _queued(new) == 3, "the newer request to wait")
+            assert first.result(timeout=60).status_code == 503  # and the queue is congested
+        # the slot comes free half a second before the older waiter would give up
+        assert newer.result(timeout=60) < older.result(timeout=60)
 
 
 def test_a_request_waiting_on_the_llm_lends_its_slot(

@@ -13,16 +13,12 @@ module only keeps the slots, the queue and the current request's hold.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 
 from hindsight.observability import metrics
-
-# A request that has waited this long for a slot is in a standing queue, not a burst.
-STANDING = 0.1
 
 
 class Slots:
@@ -33,17 +29,15 @@ class Slots:
 
     def __init__(self, slots: int) -> None:
         self.free = slots
-        self.waiting: deque[tuple[asyncio.Future[None], float]] = deque()  # (ticket, arrived)
+        self.waiting: deque[asyncio.Future[None]] = deque()
         self.returning: deque[asyncio.Future[None]] = deque()
         self._congested = False
 
     def congested(self) -> bool:
-        """From the moment a request has waited STANDING until the queue is next empty: a
-        wait that long is no burst, and the queue's emptying is what ends an overload."""
+        """From the moment a request gave up waiting until the queue is next empty: a burst
+        drains within the wait, and the queue's emptying is what ends an overload."""
         if not self.waiting:
             self._congested = False
-        elif not self._congested:
-            self._congested = time.monotonic() - self.waiting[0][1] >= STANDING
         return self._congested
 
     async def take(self, wait: float) -> bool:
@@ -52,8 +46,7 @@ class Slots:
             self.free -= 1
             return True
         ticket: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        entry = (ticket, time.monotonic())
-        self.waiting.append(entry)
+        self.waiting.append(ticket)
         metrics.QUEUED_REQUESTS.inc()
         try:
             await asyncio.wait_for(asyncio.shield(ticket), wait)
@@ -62,15 +55,16 @@ class Slots:
             if ticket.done():  # handed a slot as the wait ran out: it is ours
                 return True
             ticket.cancel()
-            self.waiting.remove(entry)
+            self.waiting.remove(ticket)
+            self._congested = True
             return False
         except BaseException:
             if ticket.done() and not ticket.cancelled():
                 self.give()  # handed a slot, then cancelled ourselves: pass it on
             else:
                 ticket.cancel()
-                if entry in self.waiting:
-                    self.waiting.remove(entry)
+                if ticket in self.waiting:
+                    self.waiting.remove(ticket)
             raise
         finally:
             metrics.QUEUED_REQUESTS.dec()
@@ -101,7 +95,7 @@ class Slots:
                 return
         newest_first = self.congested()
         while self.waiting:
-            ticket, _ = self.waiting.pop() if newest_first else self.waiting.popleft()
+            ticket = self.waiting.pop() if newest_first else self.waiting.popleft()
             if not ticket.done():
                 ticket.set_result(None)
                 return

@@ -105,20 +105,20 @@ class Settings(BaseSettings):
         "meanwhile, so this bounds the work of the worker's own cores. 0: no limit.",
     )
     queue_wait_ms: int = Field(
-        default=1000,
+        default=100,
         ge=0,
         le=60_000,
-        description="How long a request waits for a slot, in arrival order, while the queue "
-        "drains (a burst) before it is refused with 503 `overloaded` and Retry-After: 1.",
+        description="How long a request waits for a slot, in arrival order, before it is "
+        "refused with 503 `overloaded` and Retry-After: 1: a burst that drains within it is "
+        "served.",
     )
     queue_congested_wait_ms: int = Field(
         default=10,
         ge=0,
         le=60_000,
-        description="How long a request waits for a slot once a request has waited 100 ms "
-        "(overload, not a burst), until the queue is next empty; the newest waiter is then "
-        "served first, so that under overload refusals come at once and what is served "
-        "stays fast.",
+        description="How long a request waits for a slot once one has been refused (overload, "
+        "not a burst), until the queue is next empty; the newest waiter is then served "
+        "first, so that under overload refusals come at once and what is served stays fast.",
     )
     api_key: SecretStr | None = Field(
         default=None,

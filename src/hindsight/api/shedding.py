@@ -6,18 +6,17 @@ lasted. Here a worker works on at most HINDSIGHT_MAX_IN_FLIGHT requests at once;
 ones wait for a slot, and one that cannot start in time is answered 503 `overloaded` with
 `Retry-After: 1` (the SDKs retry it).
 
-How long is "in time" depends on why there is a queue, as in CoDel and the queue timeouts
-of Facebook's "Fail at Scale". A burst on a worker that keeps up makes a queue that drains:
-its requests may wait up to HINDSIGHT_QUEUE_WAIT_MS, in arrival order, and are all served.
-Once a request has waited 100 ms (`admission.STANDING`), the queue is overload that will not
-drain by itself, and waiting longer only makes every answer later. From then until the
-queue is next empty, a new request waits at most HINDSIGHT_QUEUE_CONGESTED_WAIT_MS, and a
-freed slot goes to the newest waiter (who can still be answered fast) rather than the oldest
-(who has waited longest and is the next to give up). So under sustained overload the
-refusals come within milliseconds and what is served does not wait out the overload. A
-request waiting on a remote embedding, LLM or rerank endpoint lends its slot out meanwhile
-(`hindsight.admission`), so the bound is on the work of this machine's cores, not on an
-endpoint's latency.
+How long is "in time" depends on why there is a queue, as in the queue timeouts of
+Facebook's "Fail at Scale" (CoDel applied to a server's queue). A burst on a worker that
+keeps up makes a queue that drains within HINDSIGHT_QUEUE_WAIT_MS: its requests wait, in
+arrival order, and are all served. A request that waited that long and gave up shows a queue
+that will not drain by itself, where waiting longer only makes every answer later: from then
+until the queue is next empty, a new request waits at most HINDSIGHT_QUEUE_CONGESTED_WAIT_MS,
+and a freed slot goes to the newest waiter (who can still be answered fast) rather than the
+oldest (the next to give up). So no request waits longer than the queue wait, and under
+sustained overload the refusals come within milliseconds. A request waiting on a remote
+embedding, LLM or rerank endpoint lends its slot out meanwhile (`hindsight.admission`), so
+the bound is on the work of this machine's cores, not on an endpoint's latency.
 
 Probes, metrics, the docs and the panel's files are never held or refused, nor is an SSE
 event stream (it lasts as long as its client stays); MCP's messages are work like REST's.

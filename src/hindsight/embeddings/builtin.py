@@ -13,12 +13,12 @@ fast enough (tens of microseconds per short text) that it never dominates a requ
 from __future__ import annotations
 
 import zlib
-from functools import lru_cache
 from itertools import pairwise
 
 import numpy as np
 
 from hindsight.embeddings.base import Vector
+from hindsight.text.memo import memo
 from hindsight.text.tokenize import is_cjk, is_stop, words
 
 WORD_WEIGHT = 1.0
@@ -26,7 +26,7 @@ BIGRAM_WEIGHT = 0.5
 TRIGRAM_WEIGHT = 0.25
 
 
-@lru_cache(maxsize=500_000)
+@memo(maxsize=500_000)
 def _feature(feature: str, dimensions: int) -> tuple[int, float]:
     h = zlib.crc32(feature.encode("utf-8"))
     return h % dimensions, (1.0 if h & 0x80000000 else -1.0)
@@ -37,7 +37,7 @@ def _feature(feature: str, dimensions: int) -> tuple[int, float]:
 # one lookup per word instead of one per feature (measured on 6-24-word texts: see
 # benchmarks/results/write_cost.md). The features come out in the same order, so the sums
 # (and the vectors) are bit-identical to computing each feature afresh.
-@lru_cache(maxsize=200_000)
+@memo(maxsize=200_000)
 def _word_features(token: str, dimensions: int) -> tuple[tuple[int, ...], tuple[float, ...]]:
     index, sign = _feature("w:" + token, dimensions)
     indexes, weights = [index], [sign * WORD_WEIGHT]

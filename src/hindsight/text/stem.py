@@ -14,14 +14,14 @@ generated conversations 0.737 -> 0.770 (built-in). An earlier measurement that r
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import snowballstemmer
+
+from hindsight.text.memo import memo
 
 _PORTER = snowballstemmer.stemmer("porter")
 
 
-@lru_cache(maxsize=200_000)
+@memo(maxsize=200_000)
 def stem(token: str) -> str:
     """The Porter stem of a case-folded Latin-letter word, else the token unchanged."""
     if len(token) < 3 or not (token.isascii() and token.isalpha()):

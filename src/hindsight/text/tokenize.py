@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 import zlib
-from functools import lru_cache
+
+from hindsight.text.memo import memo
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Hiragana, katakana, CJK ideographs (with extension A and compatibility forms), Hangul.
@@ -224,7 +225,7 @@ def keyword_tokens(text: str) -> list[str]:
     return [w for w in words(text) if not is_stop(w) and (len(w) > 1 or w.isdigit() or is_cjk(w))]
 
 
-@lru_cache(maxsize=200_000)
+@memo(maxsize=200_000)
 def term_id(token: str) -> int:
     """Stable id in [1, KEYWORD_DIMENSIONS) for a token, the same in every process."""
     return zlib.crc32(token.encode("utf-8")) % (KEYWORD_DIMENSIONS - 1) + 1
