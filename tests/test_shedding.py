@@ -210,6 +210,44 @@ def test_a_request_waiting_on_the_llm_lends_its_slot(
         assert done.status_code == 200, done.text
 
 
+def test_a_write_waiting_on_the_embedding_endpoint_lends_its_slot(
+    fresh_db: str, redis_url: str, ns: str
+) -> None:
+    """One slot, and a write whose embedding takes 3 s at a remote endpoint: reads are
+    served meanwhile, and the write gets a slot back to store what it embedded."""
+    base = f"/v1/namespaces/{ns}"
+    with FakeOpenAI(dimensions=48) as embedder:
+        settings = make_settings(
+            max_in_flight=1,
+            queue_wait_ms=200,
+            embedding_base_url=embedder.url,
+            embedding_model="fake-embed",
+            embedding_dimensions=48,
+        )
+        with (
+            ThreadServer(settings, fresh_db, redis_url) as srv,
+            client(srv.url) as writer,
+            client(srv.url) as reader,
+            ThreadPoolExecutor(1) as pool,
+        ):
+            embedder.delay_next(3.0)
+            write = pool.submit(
+                writer.post, f"{base}/memories", json={"key": "user.tea", "value": "oolong"}
+            )
+            wait_until(
+                lambda: embedder.in_flight.get("embeddings", 0) >= 1,
+                "the write to wait on the embedding endpoint",
+            )
+            for _ in range(3):
+                r = reader.get(f"{base}/memories")
+                assert r.status_code == 200, r.text
+            assert embedder.in_flight.get("embeddings", 0) == 1  # still embedding
+            assert write.result(timeout=60).status_code in (200, 201)
+            assert [m["key"] for m in reader.get(f"{base}/memories").json()["memories"]] == [
+                "user.tea"
+            ]
+
+
 def test_the_sdk_retries_a_request_that_was_shed(fresh_db: str, redis_url: str, ns: str) -> None:
     """503 overloaded is transient: the SDK waits Retry-After and asks again."""
     with (
