@@ -1,28 +1,23 @@
 """Exact counts under concurrency, across server processes.
 
 Bursts past a worker's HINDSIGHT_MAX_IN_FLIGHT may be answered 503 `overloaded`; these
-clients do what the SDKs do and ask again after Retry-After, so every observation lands."""
+clients are the SDK, which asks again after Retry-After, so every observation lands."""
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
 
+from hindsight.client import Hindsight
 from tests.conftest import ADMIN_KEY, Api
 from tests.support.servers import subprocess_server
 
 
-def observe_batch(client: httpx.Client, url: str, memories: list[dict[str, Any]]) -> Any:
-    for _ in range(30):
-        r = client.post(url, json={"memories": memories})
-        if r.status_code != 503 or r.json()["error"]["code"] != "overloaded":
-            assert r.status_code in (200, 201), r.text
-            return r.json()["results"]
-        time.sleep(float(r.headers["retry-after"]))
-    raise AssertionError(f"still overloaded after 30 tries: {r.text}")
+def observe_batch(url: str, ns: str, memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    with Hindsight(url, ADMIN_KEY, timeout=60, max_retries=30) as sdk:
+        return [r.model_dump(mode="json") for r in sdk.observe_many(ns, memories)]
 
 
 def test_fifty_concurrent_reobservations_across_two_processes_count_exactly(
@@ -39,12 +34,9 @@ def test_fifty_concurrent_reobservations_across_two_processes_count_exactly(
     with subprocess_server(env) as one, subprocess_server(env) as two:
         urls = [one, two] * 25
 
-        def observe(url: str) -> dict[str, object]:
-            headers = {"Authorization": f"Bearer {ADMIN_KEY}"}
-            with httpx.Client(headers=headers, timeout=60) as client:
-                memories = [{"key": "user.diet", "value": "vegetarian"}]
-                (result,) = observe_batch(client, f"{url}{api.base}/memories:batch", memories)
-            return result  # type: ignore[no-any-return]
+        def observe(url: str) -> dict[str, Any]:
+            (result,) = observe_batch(url, api.ns, [{"key": "user.diet", "value": "vegetarian"}])
+            return result
 
         with ThreadPoolExecutor(max_workers=50) as pool:
             results = list(pool.map(observe, urls))
@@ -62,12 +54,11 @@ def test_fifty_concurrent_reobservations_across_two_processes_count_exactly(
 
 
 def test_concurrent_first_observations_create_one_memory(api: Api) -> None:
-    def observe(i: int) -> dict[str, object]:
-        with httpx.Client(base_url=str(api.client.base_url), headers=api.client.headers) as c:
-            (result,) = observe_batch(
-                c, f"{api.base}/memories:batch", [{"key": "race", "value": "same"}]
-            )
-        return result  # type: ignore[no-any-return]
+    def observe(i: int) -> dict[str, Any]:
+        (result,) = observe_batch(
+            str(api.client.base_url), api.ns, [{"key": "race", "value": "same"}]
+        )
+        return result
 
     with ThreadPoolExecutor(max_workers=20) as pool:
         results = list(pool.map(observe, range(20)))
@@ -84,9 +75,7 @@ def test_overlapping_batches_do_not_deadlock_or_lose_counts(api: Api) -> None:
         client = httpx.Client(
             base_url=str(api.client.base_url), headers=api.client.headers, timeout=60
         )
-        observe_batch(
-            client, f"{api.base}/memories:batch", [{"key": k, "value": "v"} for k in order]
-        )
+        Api(client, api.ns).observe(*({"key": k, "value": "v"} for k in order))
         client.close()
 
     with ThreadPoolExecutor(max_workers=10) as pool:

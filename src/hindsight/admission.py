@@ -59,12 +59,7 @@ class Slots:
             self._congested = True
             return False
         except BaseException:
-            if ticket.done() and not ticket.cancelled():
-                self.give()  # handed a slot, then cancelled ourselves: pass it on
-            else:
-                ticket.cancel()
-                if ticket in self.waiting:
-                    self.waiting.remove(ticket)
+            self._abandon(ticket, self.waiting)
             raise
         finally:
             metrics.QUEUED_REQUESTS.dec()
@@ -79,13 +74,17 @@ class Slots:
         try:
             await asyncio.shield(ticket)
         except BaseException:
-            if ticket.done() and not ticket.cancelled():
-                self.give()
-            else:
-                ticket.cancel()
-                if ticket in self.returning:
-                    self.returning.remove(ticket)
+            self._abandon(ticket, self.returning)
             raise
+
+    def _abandon(self, ticket: asyncio.Future[None], queue: deque[asyncio.Future[None]]) -> None:
+        """The waiter was cancelled (its client went away)."""
+        if ticket.done() and not ticket.cancelled():
+            self.give()  # it had been handed a slot: pass it on
+        else:
+            ticket.cancel()
+            if ticket in queue:
+                queue.remove(ticket)
 
     def give(self) -> None:
         while self.returning:

@@ -26,7 +26,7 @@ def memo(maxsize: int) -> Callable[[Callable[P, R]], Callable[P, R]]:
 
         @functools.wraps(fn)
         def memoized(*args: P.args, **kwargs: P.kwargs) -> R:
-            key = args if not kwargs else (args, tuple(sorted(kwargs.items())))
+            key = (args, *kwargs.items()) if kwargs else args
             try:
                 return cache[key]
             except KeyError:
