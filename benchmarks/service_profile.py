@@ -114,7 +114,7 @@ def profile(s: Stores, cell: matrix.Cell, seconds: float, queries: int) -> dict[
                 "--rate",
                 str(RATE),
                 "--duration",
-                str(seconds),
+                str(max(1, round(seconds))),  # py-spy 0.4.3 takes whole seconds
                 "--format",
                 "raw",
                 "--output",
