@@ -285,6 +285,15 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
                 {"key": "user.city", "value": "lives in Oslo"},
             )
             (twin,) = api.observe({"key": "user.commutes", "value": VALUE})  # near-identical
+            # an expired key observed again: its old claim is deleted first
+            (pin,) = api.observe({"key": "user.pin", "value": "1234", "ttl_seconds": 60})
+            with psycopg.connect(migrated, autocommit=True) as conn:  # not the logged role
+                conn.execute(
+                    "UPDATE long_term_memory SET expires_at = now() - interval '1 second' "
+                    "WHERE namespace = %s AND id = %s",
+                    (ns, pin["id"]),
+                )
+            assert api.observe({"key": "user.pin", "value": "1234"})[0]["outcome"] == "created"
             assert twin["outcome"] == "reinforced" and twin["key"] == "user.commute"
             found = api.recall("which train does the user take", k=3)["results"]
             assert found[0]["key"] == "user.commute"
@@ -332,7 +341,7 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
         with psycopg.connect(migrated, autocommit=True) as conn:
             conn.execute(f"DROP ROLE {role}")
     assert wrong == []
-    # what each request runs was seen: observe (deletion of expired keys, the near-duplicate
+    # what each request runs was seen: observe (deletion of an expired key, the near-duplicate
     # search, the twin's lock, the upsert), recall (both arms, the log, the access counts)
     # and the step append (session, steps)
     for start in (

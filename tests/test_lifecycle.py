@@ -150,6 +150,10 @@ def test_hard_expiry_hides_then_purges_and_a_new_observation_starts_over(
     (again,) = api.observe({"key": "pin", "value": "1234"})
     assert again["outcome"] == "created" and again["observation_count"] == 1
     assert api.get(again["id"])["expires_at"] is None
+    # the old claim is gone, recorded as expired by the expiry, not by the writer
+    assert sql(url, "SELECT count(*) FROM long_term_memory WHERE id = %s", n["id"]) == [(0,)]
+    history = api.history(n["id"])
+    assert (history[-1]["change"], history[-1]["actor"]) == ("expired", "expiry")
 
 
 def test_low_confidence_never_recalled_are_archived_weekly(

@@ -171,7 +171,6 @@ class ObserveBatch:
     async def run(self, conn: Connection) -> list[Outcome]:
         state = _Run(conn, list(self.prepared))
         keys = [c.key for c in state.claims]
-        await self._expire(state, keys)
         live = await self._judge(state, keys)
         held = await quarantine_store.waiting(conn, self.namespace, keys)
         holding, releasing = self._partition(state, live, held)
@@ -191,14 +190,16 @@ class ObserveBatch:
             await self.then(conn, outcomes)
         return outcomes
 
-    async def _expire(self, state: _Run, keys: list[str]) -> None:
-        # an expired memory's key starts over: the old claim is gone, not reinforced
-        await lifecycle_moves.delete_expired_keys(state.conn, self.namespace, keys)
-
     async def _judge(self, state: _Run, keys: list[str]) -> dict[str, dict[str, Any]]:
         """The trust policy's verdict on each claim, against the live memory of its key
-        (returned, by key)."""
+        (returned, by key). An expired memory's key starts over: the old claim is deleted,
+        not reinforced. Read first and deleted only when one has expired: deleting on
+        every write took three of a single observe's fifteen round trips."""
         live = await quarantine_store.live_rows(state.conn, self.namespace, keys)
+        expired = [key for key, row in live.items() if row.pop("expired")]
+        if expired:
+            await lifecycle_moves.delete_expired_keys(state.conn, self.namespace, expired)
+            live = {key: row for key, row in live.items() if key not in expired}
         state.verdicts = [self.verdict(o, live.get(o.key)) for o in self.items]
         return live
 

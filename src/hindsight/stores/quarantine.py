@@ -26,10 +26,12 @@ async def _say(conn: Connection, actor: str = "", reason: str = "", change: str 
 
 async def live_rows(conn: Connection, namespace: str, keys: list[str]) -> dict[str, dict[str, Any]]:
     """The live (active or cold) memory of each key, locked in key order: what a claim
-    would supersede or reinforce, with its verified flag, source and standing."""
+    would supersede or reinforce, with its verified flag, source and standing, and whether
+    it has expired (`expired`)."""
     cur = await conn.execute(
         "SELECT m.id, m.mem_key AS key, m.mem_value AS value, m.verified, m.permanent, "
-        "m.source, m.confidence, m.observation_count, m.memory_type "
+        "m.source, m.confidence, m.observation_count, m.memory_type, "
+        "coalesce(m.expires_at <= now(), false) AS expired "
         "FROM long_term_memory m WHERE m.namespace = %s AND m.mem_key = ANY(%s) "
         "AND m.live ORDER BY m.mem_key FOR UPDATE",
         (namespace, sorted(set(keys))),
