@@ -5,7 +5,9 @@ The service in its own process (one worker) over embedded PostgreSQL and Redis, 
 in one namespace; operations drawn 80% recall / 15% observe / 5% step append.
 1. capacity: 16 closed-loop clients for a while; throughput is the capacity.
 2. half load: open loop (Poisson arrivals) at half the capacity.
-3. overload: open loop at twice the capacity.
+3. half load, recall only: the same arrivals, every one a recall: what the writes among
+   them cost recall's latency.
+4. overload: open loop at twice the capacity.
 Each phase prints throughput (answers within the phase), p50/p99 per operation (latency from
 the moment a request was due, so a client-side backlog counts), the requests refused 503
 overloaded, and the sender's own lag: when the generator, on the same 2 cores as the
@@ -210,7 +212,7 @@ async def closed_loop(url: str, clients: int, seconds: float, recall_only: bool 
     return t
 
 
-async def open_loop(url: str, rate: float, seconds: float) -> Tally:
+async def open_loop(url: str, rate: float, seconds: float, recall_only: bool = False) -> Tally:
     t = Tally()
     rng = random.Random(7)
     c = Connections(url, OPEN_LOOP_CONNECTIONS)
@@ -223,7 +225,8 @@ async def open_loop(url: str, rate: float, seconds: float) -> Tally:
         delay = due - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
-        tasks.append(asyncio.create_task(_one(c, random.Random(i), i, due, t, start + seconds)))
+        one = _one(c, random.Random(i), i, due, t, start + seconds, recall_only)
+        tasks.append(asyncio.create_task(one))
         i += 1
     await asyncio.gather(*tasks)
     await c.close()
@@ -286,12 +289,18 @@ def workers_compare(memories: int, seconds: float, clients: list[int], rounds: i
 
 def _phases(url: str, seconds: float, reference: float | None) -> dict[str, Tally]:
     """Capacity (closed loop), then half and twice `reference` ops/s (default: the capacity
-    just measured), open loop."""
+    just measured), open loop; and half of it again in recalls alone."""
     capacity = uvloop.run(closed_loop(url, 16, seconds))
     rate = reference if reference is not None else capacity.in_window / seconds
     half = uvloop.run(open_loop(url, rate / 2, seconds))
+    recalls = uvloop.run(open_loop(url, rate / 2, seconds, recall_only=True))
     over = uvloop.run(open_loop(url, rate * 2, seconds))
-    return {"capacity": capacity, "half load": half, "overload": over}
+    return {
+        "capacity": capacity,
+        "half load": half,
+        "half load, recall only": recalls,
+        "overload": over,
+    }
 
 
 def _variant(text: str) -> tuple[str, dict[str, str]]:
@@ -328,7 +337,8 @@ def compare(memories: int, seconds: float, variants: list[tuple[str, dict[str, s
         )
         + f"`: {memories:,} memories in one namespace (batch API), one worker, operations "
         "80% recall / 15% observe / 5% step append. Capacity: 16 closed-loop clients. Half "
-        f"load and overload: Poisson arrivals at half and twice the first variant's capacity "
+        f"load (also as recalls alone) and overload: Poisson arrivals at half and twice the "
+        "first variant's capacity "
         f"({reference:.1f} ops/s), the same for every variant. Latency counts from when a "
         "request was due; served: answered 2xx within the phase; shed: answered 503 `overloaded` "
         "(and the median time to that answer); sender lag: how late the "
