@@ -84,12 +84,13 @@ def _queued(c: httpx.Client) -> float:
 
 
 def _congest(c: httpx.Client, pool: ThreadPoolExecutor, path: str) -> Future[httpx.Response]:
-    """With the slot held and a queue wait of 1 s: one request waits and is refused at 1 s,
-    while a second, sent half a second later, still waits. Returns the second's answer."""
+    """With the slot held and a queue wait of 4 s: one request waits and is refused at 4 s,
+    while a second, sent 1.5 s later, still waits (long enough for a machine busy with other
+    tests to queue both). Returns the second's answer."""
     first = pool.submit(c.get, path)
     wait_until(lambda: _queued(c) == 1, "the first request to wait for the slot")
     since = time.monotonic()
-    wait_until(lambda: time.monotonic() - since > 0.5, "half the queue wait to pass")
+    wait_until(lambda: time.monotonic() - since > 1.5, "part of the queue wait to pass")
     second = pool.submit(c.get, path)
     wait_until(lambda: _queued(c) == 2, "the second request to wait too")
     assert first.result(timeout=60).status_code == 503
@@ -123,11 +124,11 @@ def test_a_request_past_capacity_is_refused_at_once(fresh_db: str, redis_url: st
 def test_past_a_refusal_new_requests_are_refused_within_milliseconds(
     fresh_db: str, redis_url: str, ns: str
 ) -> None:
-    """A request that waited its 1 s and gave up shows overload: while the queue is not
-    empty, a newcomer waits 20 ms, not 1 s."""
+    """A request that waited its 4 s and gave up shows overload: while the queue is not
+    empty, a newcomer waits 20 ms, not 4 s."""
     path = f"/v1/namespaces/{ns}/memories"
     with (
-        one_slot(fresh_db, redis_url, queue_wait_ms=1000, queue_congested_wait_ms=20) as srv,
+        one_slot(fresh_db, redis_url, queue_wait_ms=4000, queue_congested_wait_ms=20) as srv,
         client(srv.url) as waiters,
         client(srv.url) as late,
         ThreadPoolExecutor(2) as pool,
@@ -140,9 +141,9 @@ def test_past_a_refusal_new_requests_are_refused_within_milliseconds(
             assert r.status_code == 503, r.text
             assert r.json()["error"]["code"] == "overloaded"
             assert r.headers["retry-after"] == "1"
-            assert refused_in < 0.5  # the congested wait (20 ms), not the queue wait's 1 s
+            assert refused_in < 0.5  # the congested wait (20 ms), not the queue wait's 4 s
             assert _queued(late) == 1, "the second waiter is still in the queue"
-            assert second.result(timeout=60).status_code == 503  # its own 1 s ran out
+            assert second.result(timeout=60).status_code == 503  # its own 4 s ran out
         # the queue emptied and the slot came free: served again
         assert late.get(path).status_code == 200
 
@@ -161,7 +162,10 @@ def test_under_overload_the_newest_waiter_is_served_first(
         assert r.status_code in (200, 201), r.text
         return str(r.json()["id"])
 
-    waits = {"queue_wait_ms": 1000, "queue_congested_wait_ms": 1000}
+    # Long waits, so two cores busy with other tests' work still leave each request time to
+    # queue before the first is refused (2.5 s) and the newer time to finish before the
+    # older gives up (1.5 s); 1 s waits left 0.5 s each, and a full suite's load missed one.
+    waits = {"queue_wait_ms": 4000, "queue_congested_wait_ms": 4000}
     with (
         one_slot(fresh_db, redis_url, **waits) as srv,
         client(srv.url) as refused,
@@ -173,13 +177,13 @@ def test_under_overload_the_newest_waiter_is_served_first(
             first = pool.submit(refused.get, path)
             wait_until(lambda: _queued(new) == 1, "a request to wait for the slot")
             since = time.monotonic()
-            wait_until(lambda: time.monotonic() - since > 0.5, "half the queue wait to pass")
+            wait_until(lambda: time.monotonic() - since > 1.5, "part of the queue wait to pass")
             older = pool.submit(store, old, "older")
             wait_until(lambda: _queued(new) == 2, "the older request to wait")
             newer = pool.submit(store, new, "newer")
             wait_until(lambda: _queued(new) == 3, "the newer request to wait")
             assert first.result(timeout=60).status_code == 503  # and the queue is congested
-        # the slot comes free half a second before the older waiter would give up
+        # the slot comes free 1.5 s before the older waiter would give up
         assert newer.result(timeout=60) < older.result(timeout=60)
 
 
