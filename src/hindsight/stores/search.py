@@ -409,7 +409,7 @@ def near_duplicates_statement(
     }
 
 
-async def _search_settings(conn: Connection, *, on: bool) -> None:
+async def near_duplicate_settings(conn: Connection, *, on: bool) -> None:
     """Sorting and sequential scans off (`on`) or back on, one statement each: they go out
     in the caller's pipeline, where a string of several statements is refused."""
     value = "off" if on else "on"
@@ -428,9 +428,9 @@ async def _searched_with_settings(
     settings and the search go out in one pipeline: one round trip, not three (a single
     observe made fifteen, and each is a network's latency when the database is remote)."""
     async with conn.pipeline():
-        await _search_settings(conn, on=True)
+        await near_duplicate_settings(conn, on=True)
         cur = await conn.execute(sql, params)  # type: ignore[arg-type]
-        await _search_settings(conn, on=False)
+        await near_duplicate_settings(conn, on=False)
     return await cur.fetchall()
 
 
