@@ -45,8 +45,9 @@ MAX_PENDING_ENTRIES = 10_000
 MAX_PENDING_COUNTS = 100_000
 MAX_PENDING_SPECIFICITIES = 100_000
 
-# by (namespace, memory id): the access table's key leads with the namespace
-_Counts = dict[tuple[str, uuid.UUID], tuple[int, datetime]]
+# by (namespace, memory id): the access table's key leads with the namespace; the count,
+# the latest access, and whether a recall found the memory cold
+_Counts = dict[tuple[str, uuid.UUID], tuple[int, datetime, bool]]
 # errors that say nothing about the data: wait and write the same batch again
 _TRANSIENT = (psycopg.OperationalError, OSError)
 
@@ -76,8 +77,13 @@ class AccessRecorder(BackgroundLoop):
         self._closing = False
         self._flush_lock = asyncio.Lock()
 
-    def record(self, entry: RecallEntry) -> None:
-        self._merge_counts({(entry.namespace, i): (1, entry.created_at) for i in entry.result_ids})
+    def record(self, entry: RecallEntry, cold: Collection[uuid.UUID] = ()) -> None:
+        """`cold`: the results that were cold when recalled, to become active again. Only
+        those are moved: the move is a statement (and its attribution) of its own, which
+        nearly every flush can then skip."""
+        self._merge_counts(
+            {(entry.namespace, i): (1, entry.created_at, i in cold) for i in entry.result_ids}
+        )
         self._entries.append(entry)
         self._trim()
         self._wake.set()
@@ -116,13 +122,13 @@ class AccessRecorder(BackgroundLoop):
         return found | await recall_log.recalled(conn, namespace, actor, wanted - found, since)
 
     def _merge_counts(self, counts: _Counts) -> None:
-        for memory_id, (n, at) in counts.items():
+        for memory_id, (n, at, cold) in counts.items():
             known = self._counts.get(memory_id)
             if known is None and len(self._counts) >= self._max_counts:
                 self._dropped_counts += 1
                 continue
-            m, later = known or (0, at)
-            self._counts[memory_id] = (n + m, max(at, later))
+            m, later, was_cold = known or (0, at, False)
+            self._counts[memory_id] = (n + m, max(at, later), cold or was_cold)
 
     def _trim(self) -> None:
         while len(self._entries) > self._max_entries:
@@ -196,8 +202,12 @@ class AccessRecorder(BackgroundLoop):
         async with self._pool.connection() as conn, conn.transaction():
             await recall_log.relax_commit(conn)
             if counts:
-                await memory_store.record_access(conn, counts)
-                await lifecycle_moves.warm(conn, list(counts))  # recalled: not cold
+                await memory_store.record_access(
+                    conn, {key: (n, at) for key, (n, at, _) in counts.items()}
+                )
+                cold = [key for key, (_, _, was_cold) in counts.items() if was_cold]
+                if cold:
+                    await lifecycle_moves.warm(conn, cold)  # recalled: not cold
             if entries:
                 await recall_log.insert_many(conn, entries)
 

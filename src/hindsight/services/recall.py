@@ -437,7 +437,8 @@ class RecallService:
                 actor=actor,
                 duration_ms=(time.perf_counter() - started) * 1000,
                 created_at=datetime.now(UTC),
-            )
+            ),
+            cold={r.row["id"] for r in ranked if r.row["status"] == "cold"},
         )
         return RecallResult(
             recall_id=recall_id,
