@@ -1,7 +1,7 @@
 """Would other built-in embedder geometries be easier for HNSW? (issue 10, "HNSW quality")
 
     python -m benchmarks.hnsw_embedder_study --corpus zipf --n 100000 --keep DIR \
-        --variants v2,binary,no-trigrams,minilm --ef 40,100,200 [--build 16,64]
+        --variants v2,binary,no-trigrams,minilm --ef 40,100,200 [--build 16,64] [--inserts K]
 
 Each variant is the built-in embedder with other feature weights (`VARIANTS`), or
 `minilm`: the vectors of a real model, all-MiniLM-L6-v2 (384 dimensions, normalized), of
@@ -22,6 +22,10 @@ half-precision vectors, two ways:
 - tied: the share of returned ids whose distance is no worse than the exact 10th's
   (+1e-4); with many memories at the same distance as the 10th, strict recall counts an
   equally close memory as a miss.
+
+With `--inserts K`, K more memories of the corpus (held out of the load) are inserted
+after each build, 500 a statement, and the ms a row printed: what the graph's parameters
+cost a write (benchmarks/README.md item 34).
 
 Latency is the p50 of the id-only query, also given as a ratio to the first variant's
 at the first ef_search of the same run (the machine is shared; only ratios travel).
@@ -212,6 +216,21 @@ def build(conn: psycopg.Connection, table: str, m: int, efc: int) -> float:
     return time.perf_counter() - start
 
 
+def insert_cost(conn: psycopg.Connection, table: str, held_out: np.ndarray, first_id: int) -> float:
+    """Milliseconds per row of inserting `held_out` into the indexed table, 500 rows a
+    statement as the batch API writes them; the rows are deleted again afterwards."""
+    rows = [(first_id + i, HalfVector(v.astype(np.float32))) for i, v in enumerate(held_out)]
+    times = []
+    for i in range(0, len(rows), 500):
+        chunk = rows[i : i + 500]
+        start = time.perf_counter()
+        with conn.transaction(), conn.cursor() as cur:
+            cur.executemany(f"INSERT INTO {table} (id, embedding) VALUES (%s, %s)", chunk)
+        times.append((time.perf_counter() - start) * 1e3 / len(chunk))
+    conn.execute(f"DELETE FROM {table} WHERE id >= %s", (first_id,))
+    return statistics.median(times)
+
+
 def exact(vectors: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Cosine distances of every query to every memory, as pgvector computes them from
     half-precision values (in float32), and each query's exact top-10 ids."""
@@ -267,12 +286,20 @@ def main() -> None:
     )
     parser.add_argument("--keep", type=Path)
     parser.add_argument(
+        "--inserts",
+        type=int,
+        default=0,
+        help="after each build, insert this many more memories (500 a statement) and "
+        "print the ms per row: what the graph's parameters cost a write",
+    )
+    parser.add_argument(
         "--query-words",
         help="zipf only: queries of LOW,HIGH words instead of 2-7 (6,24 are memory-like)",
     )
     args = parser.parse_args()
     corpus = CORPORA[args.corpus]
-    texts = [memory_text(m["key"], m["value"]) for m in corpus.memories(args.n)]
+    # the held-out memories (--inserts) come after the loaded ones: the same corpus, unseen
+    texts = [memory_text(m["key"], m["value"]) for m in corpus.memories(args.n + args.inserts)]
     qtexts = corpus.queries(args.queries)
     if args.query_words:
         low, high = (int(x) for x in args.query_words.split(","))
@@ -289,9 +316,9 @@ def main() -> None:
     print(f"{args.corpus} {args.n:,}, {len(qtexts)} queries")
     print(
         "| variant | m, efc | build s | ef_search | strict recall@10 | tied recall@10 "
-        "| p50 ms | ratio |"
+        "| p50 ms | ratio | insert ms/row |"
     )
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |", flush=True)
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |", flush=True)
     with study_connection(args.keep) as conn:
         for name in names:
             if name == MINILM:
@@ -303,6 +330,7 @@ def main() -> None:
                 vectors = np.stack([embed(t, v) for t in texts])
                 queries = np.stack([embed(t, v) for t in qtexts])
             table = f"s_{args.corpus}_{name.replace('-', '_').replace('.', '')}"
+            vectors, held_out = vectors[: args.n], vectors[args.n :]
             load(conn, table, vectors)
             dist, top = exact(vectors, queries)
             for m, efc in graphs:
@@ -311,9 +339,15 @@ def main() -> None:
                     base_ms = base_ms or p50
                     print(
                         f"| {name} | {m}, {efc} | {took:.0f} | {ef} | {strict:.3f} | "
-                        f"{tied:.3f} | {p50:.2f} | {p50 / base_ms:.2f} |",
+                        f"{tied:.3f} | {p50:.2f} | {p50 / base_ms:.2f} | |",
                         flush=True,
                     )
+                if args.inserts:
+                    per_row = insert_cost(conn, table, held_out, args.n)
+                    print(f"| {name} | {m}, {efc} | | | | | | | {per_row:.2f} |", flush=True)
+                    # vacuumed without the graph: repairing it would take longer than a build
+                    conn.execute(f"DROP INDEX {table}_hnsw")
+                    conn.execute(f"VACUUM {table}")
             conn.execute(f"DROP TABLE {table}")
 
 
