@@ -48,6 +48,7 @@ import uvloop
 from benchmarks.stack import API_KEY, service, stores
 
 NS = "mixed"
+RESULTS = Path(__file__).resolve().parent / "results"
 # More than the service ever holds in flight and queued, so that a backlog under overload is
 # the service's to shed, not the generator's pool's to hide.
 OPEN_LOOP_CONNECTIONS = 1024
@@ -283,7 +284,7 @@ def workers_compare(memories: int, seconds: float, clients: list[int], rounds: i
                 f"| {n} | {workers} | {rate:.1f} | {statistics.median(xs):.1f} | {p99:.1f} |"
             )
     text = "\n".join(lines) + "\n"
-    (Path(__file__).parent / "results" / "workers.md").write_text(text)
+    (RESULTS / "workers.md").write_text(text)
     print(text)
 
 
@@ -309,7 +310,12 @@ def _variant(text: str) -> tuple[str, dict[str, str]]:
     return label, dict(p.split("=", 1) for p in pairs.split(",") if p)
 
 
-def compare(memories: int, seconds: float, variants: list[tuple[str, dict[str, str]]]) -> None:
+def compare(
+    memories: int,
+    seconds: float,
+    variants: list[tuple[str, dict[str, str]]],
+    out: Path = RESULTS / "mixed.md",
+) -> None:
     """Each variant's service on the same data, in turns; the open-loop rates are the first
     variant's capacity, so every variant is offered the same load."""
     results: dict[str, dict[str, Tally]] = {}
@@ -335,7 +341,8 @@ def compare(memories: int, seconds: float, variants: list[tuple[str, dict[str, s
             f"--variant {label}" + (":" + ",".join(f"{k}={v}" for k, v in st.items()) if st else "")
             for label, st in variants
         )
-        + f"`: {memories:,} memories in one namespace (batch API), one worker, operations "
+        + f"`: {memories:,} memories in one namespace (batch API), one worker (unless a "
+        "variant sets `workers`), operations "
         "80% recall / 15% observe / 5% step append. Capacity: 16 closed-loop clients. Half "
         f"load (also as recalls alone) and overload: Poisson arrivals at half and twice the "
         "first variant's capacity "
@@ -366,7 +373,7 @@ def compare(memories: int, seconds: float, variants: list[tuple[str, dict[str, s
                 + f" | {lag:.1f} |"
             )
     text = "\n".join(lines) + "\n"
-    (Path(__file__).parent / "results" / "mixed.md").write_text(text)
+    out.write_text(text)
     print(text)
 
 
@@ -381,6 +388,7 @@ def main() -> None:
         help="LABEL[:name=value,...]: compare services with these settings on the same data "
         "and the same offered load (repeat; the first sets the rates) → results/mixed.md",
     )
+    parser.add_argument("--out", type=Path, default=RESULTS / "mixed.md", help="--variant's report")
     parser.add_argument("--workers-compare", action="store_true")
     parser.add_argument("--clients", default="1,8,16")
     parser.add_argument("--rounds", type=int, default=2)
@@ -390,7 +398,7 @@ def main() -> None:
         workers_compare(args.memories, args.seconds, clients, args.rounds)
         return
     if args.variant:
-        compare(args.memories, args.seconds, [_variant(v) for v in args.variant])
+        compare(args.memories, args.seconds, [_variant(v) for v in args.variant], args.out)
         return
     settings = {"max_in_flight": "0"} if args.no_shedding else {}
     with stores() as s, s.database() as db, service(db, s.redis_url, **settings) as svc:
