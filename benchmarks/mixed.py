@@ -386,7 +386,7 @@ def main() -> None:
         "--variant",
         action="append",
         help="LABEL[:name=value,...]: compare services with these settings on the same data "
-        "and the same offered load (repeat; the first sets the rates) → results/mixed.md",
+        "and the same offered load (repeat; the first sets the rates) → --out",
     )
     parser.add_argument("--out", type=Path, default=RESULTS / "mixed.md", help="--variant's report")
     parser.add_argument("--workers-compare", action="store_true")
