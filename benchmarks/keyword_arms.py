@@ -23,9 +23,16 @@ memory counts when its exact score reaches the 10th exact score). Variants:
   their rows;
 - `hybridBxMxC`: the same table, but the rarest terms' postings up to B read whole (as
   `today` reads them, index-only instead of a heap row each) and the other terms' M heaviest.
+- `cover`: today's arm, exact, but each budgeted posting scored from a covering index alone:
+  a prototype table of one row per memory and term carrying a copy of the memory's keyword
+  vector (and its expiry), `(namespace, term) INCLUDE (id, expires_at, keywords)`;
+- `side`: today's arm, exact, reading a narrow prototype table of one row per memory (its
+  id, expiry, terms and keyword vector, with its own GIN posting lists) instead of the
+  memory's wide row: the same heap row per posting, on pages holding ~7× more of them.
 
-The prototype table is not maintained by writes; it exists only in the benchmark's
-database. Writes results/keyword_arms.md.
+The prototype tables are not maintained by writes; they exist only in the benchmark's
+database, and the report gives the disk each takes beside the memory table's. Writes
+results/keyword_arms.md (`--out`).
 """
 
 from __future__ import annotations
@@ -62,6 +69,63 @@ PROTOTYPE = [
        ON keyword_impacts_prototype (namespace, term, impact DESC) INCLUDE (id)""",
     "VACUUM ANALYZE keyword_impacts_prototype",
 ]
+
+# every posting with a copy of its memory's keyword vector (and what the default filters
+# read), so the budgeted rare terms' postings are scored from the index alone
+COVER = [
+    """CREATE TABLE IF NOT EXISTS keyword_cover_prototype AS
+       SELECT m.namespace, t AS term, m.id, m.expires_at, m.keywords
+       FROM long_term_memory m, unnest(m.keyword_terms) t
+       WHERE m.live""",
+    """CREATE INDEX IF NOT EXISTS keyword_cover_prototype_postings
+       ON keyword_cover_prototype (namespace, term) INCLUDE (id, expires_at, keywords)""",
+    "VACUUM ANALYZE keyword_cover_prototype",
+]
+
+COVER_ARM = """
+rare AS (
+    SELECT array_agg(term) AS terms FROM (
+        SELECT term, sum(df) OVER (ORDER BY df, term) AS postings
+        FROM stats WHERE term <> 0 AND df > 0
+    ) r
+    WHERE postings <= %(budget)s
+),
+arm AS (
+    (SELECT x.id FROM (
+         SELECT p.id, p.keywords <#> (SELECT v FROM qvec) AS d FROM keyword_cover_prototype p
+         WHERE p.namespace = %(ns)s AND p.term = ANY((SELECT terms FROM rare)::int[])
+           AND (p.expires_at IS NULL OR p.expires_at > now())) x
+     GROUP BY x.id ORDER BY min(x.d) LIMIT %(n)s)
+    UNION ALL
+    (SELECT m.id FROM long_term_memory m
+     WHERE m.namespace = %(ns)s AND m.live AND (m.expires_at IS NULL OR m.expires_at > now())
+       AND (SELECT v FROM qvec) IS NOT NULL AND (SELECT terms FROM rare) IS NULL
+     ORDER BY m.keywords <#> (SELECT v FROM qvec) LIMIT %(n)s)
+)
+"""
+
+# one narrow row per memory: what the keyword arm reads of it, beside its own posting lists
+SIDE = [
+    """CREATE TABLE IF NOT EXISTS keyword_side_prototype AS
+       SELECT m.namespace, m.id, m.expires_at, m.keyword_terms, m.keywords
+       FROM long_term_memory m WHERE m.live""",
+    """CREATE INDEX IF NOT EXISTS keyword_side_prototype_terms
+       ON keyword_side_prototype USING gin (keyword_terms)""",
+    "VACUUM ANALYZE keyword_side_prototype",
+]
+
+SIDE_ARM = COVER_ARM.replace(
+    """    (SELECT x.id FROM (
+         SELECT p.id, p.keywords <#> (SELECT v FROM qvec) AS d FROM keyword_cover_prototype p
+         WHERE p.namespace = %(ns)s AND p.term = ANY((SELECT terms FROM rare)::int[])
+           AND (p.expires_at IS NULL OR p.expires_at > now())) x
+     GROUP BY x.id ORDER BY min(x.d) LIMIT %(n)s)""",
+    """    (SELECT p.id FROM (
+         SELECT p.id, p.namespace, p.expires_at, p.keywords FROM keyword_side_prototype p
+         WHERE p.keyword_terms && (SELECT terms FROM rare) OFFSET 0) p
+     WHERE p.namespace = %(ns)s AND (p.expires_at IS NULL OR p.expires_at > now())
+     ORDER BY (p.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)""",
+)
 
 # the best C by summed impacts, scored exactly from their rows
 _RESCORED = """
@@ -131,7 +195,11 @@ def statement(variant: str, search: search_store.Search) -> tuple[str, dict[str,
             "SELECT term, sum(df) OVER", "SELECT term, df, sum(df) OVER"
         )
         return sql, {**params, "enough": int(variant.removeprefix("enough"))}
-    if variant.startswith("impact"):
+    if variant == "cover":
+        arm = COVER_ARM
+    elif variant == "side":
+        arm = SIDE_ARM
+    elif variant.startswith("impact"):
         m, c = variant.removeprefix("impact").split("x")
         arm = IMPACT_ARM.replace("{M}", m).replace("{C}", c)
     elif variant.startswith("hybrid"):
@@ -169,6 +237,12 @@ async def compare(
     async with pool.connection() as conn:
         if any(v.startswith(("impact", "hybrid")) for v in variants):
             for sql in PROTOTYPE:
+                await conn.execute(sql)  # type: ignore[arg-type]
+        if "cover" in variants:
+            for sql in COVER:
+                await conn.execute(sql)  # type: ignore[arg-type]
+        if "side" in variants:
+            for sql in SIDE:
                 await conn.execute(sql)  # type: ignore[arg-type]
         searches = [perf.search_of(namespace, q, settings, MemoryFilter()) for q in queries]
         truth = [await exact(conn, s) for s in searches]
@@ -219,9 +293,23 @@ async def only_common(url: str, queries: list[str], settings: Settings) -> list[
     return kept
 
 
+async def disk(url: str, settings: Settings) -> dict[str, int]:
+    """Megabytes on disk (heap, TOAST and indexes) of the memory table and each prototype."""
+    pool = await open_pool(settings.model_copy(update={"db_pool_min": 1}), url)
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT relname, pg_total_relation_size(oid) / 1048576 AS mb FROM pg_class "
+            "WHERE relkind = 'r' AND (relname = 'long_term_memory' "
+            "OR relname LIKE 'keyword\\_%%\\_prototype') ORDER BY relname"
+        )
+        sizes = {r["relname"]: int(r["mb"]) for r in await cur.fetchall()}
+    await pool.close()
+    return sizes
+
+
 def report(results: dict[str, dict[str, Any]], argv: list[str]) -> str:
     lines = [
-        "# The keyword arm beside impact-ordered postings",
+        "# The keyword arm beside other ways to read its postings",
         "",
         f"`python -m benchmarks.keyword_arms {' '.join(argv)}` on a 2-core machine shared with",
         "other work (load average per corpus below): the keyword arm's statement alone, warm,",
@@ -238,6 +326,8 @@ def report(results: dict[str, dict[str, Any]], argv: list[str]) -> str:
         ]
         for variant, m in result["variants"].items():
             lines.append(f"| {variant} | {m['p50']} | {m['p90']} | {m['p99']} | {m['top10']} |")
+        sizes = ", ".join(f"{name} {mb} MB" for name, mb in result["disk"].items())
+        lines += ["", f"On disk (heap, TOAST and indexes): {sizes}."]
     return "\n".join(lines) + "\n"
 
 
@@ -252,6 +342,7 @@ def main() -> None:
         default="today,budget1000,impact300x100,impact1000x100,hybrid3000x200x400",
     )
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--out", type=Path, default=RESULTS / "keyword_arms.md")
     parser.add_argument(
         "--only-common",
         action="store_true",
@@ -277,11 +368,12 @@ def main() -> None:
                 "queries": len(queries),
                 "load": round(os.getloadavg()[0], 1),
                 "variants": measured,
+                "disk": asyncio.run(disk(url, settings)),
             }
             print(cell.name, results[cell.name], flush=True)
     text = report(results, sys.argv[1:])
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "keyword_arms.md").write_text(text)
+    args.out.write_text(text)
     print(text)
 
 
