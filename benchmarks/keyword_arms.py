@@ -82,27 +82,27 @@ COVER = [
     "VACUUM ANALYZE keyword_cover_prototype",
 ]
 
-COVER_ARM = """
-rare AS (
-    SELECT array_agg(term) AS terms FROM (
-        SELECT term, sum(df) OVER (ORDER BY df, term) AS postings
-        FROM stats WHERE term <> 0 AND df > 0
-    ) r
-    WHERE postings <= %(budget)s
-),
-arm AS (
-    (SELECT x.id FROM (
-         SELECT p.id, p.keywords <#> (SELECT v FROM qvec) AS d FROM keyword_cover_prototype p
-         WHERE p.namespace = %(ns)s AND p.term = ANY((SELECT terms FROM rare)::int[])
-           AND (p.expires_at IS NULL OR p.expires_at > now())) x
-     GROUP BY x.id ORDER BY min(x.d) LIMIT %(n)s)
-    UNION ALL
-    (SELECT m.id FROM long_term_memory m
-     WHERE m.namespace = %(ns)s AND m.live AND (m.expires_at IS NULL OR m.expires_at > now())
-       AND (SELECT v FROM qvec) IS NOT NULL AND (SELECT terms FROM rare) IS NULL
-     ORDER BY m.keywords <#> (SELECT v FROM qvec) LIMIT %(n)s)
+# today's arm with its postings branch reading a prototype instead of the memory's row
+_POSTINGS_BRANCH = """    (SELECT m.id FROM (
+         SELECT m.id, m.namespace, m.keywords, {postings_columns} FROM long_term_memory m
+         WHERE {same_shard}m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
+     WHERE m.namespace = %(ns)s{filters} AND {index_gate}
+     ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)"""
+
+
+def _postings_from(branch: str) -> str:
+    assert _POSTINGS_BRANCH in search_store._SPARSE_ARM, "the keyword arm changed"
+    return search_store._SPARSE_ARM.replace(_POSTINGS_BRANCH, branch)
+
+
+# a memory holding several rare terms has a row for each: grouped, scored once
+COVER_ARM = _postings_from(
+    """    (SELECT m.id FROM (
+         SELECT m.id, m.keywords <#> (SELECT v FROM qvec) AS d FROM keyword_cover_prototype m
+         WHERE m.namespace = %(ns)s AND m.term = ANY((SELECT terms FROM rare)::int[])
+           AND (m.expires_at IS NULL OR m.expires_at > now())) m
+     GROUP BY m.id ORDER BY min(m.d) LIMIT %(n)s)"""
 )
-"""
 
 # one narrow row per memory: what the keyword arm reads of it, beside its own posting lists
 SIDE = [
@@ -110,21 +110,17 @@ SIDE = [
        SELECT m.namespace, m.id, m.expires_at, m.keyword_terms, m.keywords
        FROM long_term_memory m WHERE m.live""",
     """CREATE INDEX IF NOT EXISTS keyword_side_prototype_terms
-       ON keyword_side_prototype USING gin (keyword_terms)""",
+       ON keyword_side_prototype USING gin (keyword_terms) WITH (fastupdate = off)""",
     "VACUUM ANALYZE keyword_side_prototype",
 ]
 
-SIDE_ARM = COVER_ARM.replace(
-    """    (SELECT x.id FROM (
-         SELECT p.id, p.keywords <#> (SELECT v FROM qvec) AS d FROM keyword_cover_prototype p
-         WHERE p.namespace = %(ns)s AND p.term = ANY((SELECT terms FROM rare)::int[])
-           AND (p.expires_at IS NULL OR p.expires_at > now())) x
-     GROUP BY x.id ORDER BY min(x.d) LIMIT %(n)s)""",
-    """    (SELECT p.id FROM (
-         SELECT p.id, p.namespace, p.expires_at, p.keywords FROM keyword_side_prototype p
-         WHERE p.keyword_terms && (SELECT terms FROM rare) OFFSET 0) p
-     WHERE p.namespace = %(ns)s AND (p.expires_at IS NULL OR p.expires_at > now())
-     ORDER BY (p.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)""",
+SIDE_ARM = _postings_from(
+    """    (SELECT m.id FROM (
+         SELECT m.id, m.namespace, m.expires_at, m.keywords FROM keyword_side_prototype m
+         WHERE m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
+     WHERE m.namespace = %(ns)s AND (m.expires_at IS NULL OR m.expires_at > now())
+       AND {index_gate}
+     ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)"""
 )
 
 # the best C by summed impacts, scored exactly from their rows
