@@ -100,7 +100,7 @@ COVER_ARM = _postings_from(
     """    (SELECT m.id FROM (
          SELECT m.id, m.keywords <#> (SELECT v FROM qvec) AS d FROM keyword_cover_prototype m
          WHERE m.namespace = %(ns)s AND m.term = ANY((SELECT terms FROM rare)::int[])
-           AND (m.expires_at IS NULL OR m.expires_at > now())) m
+           AND (m.expires_at IS NULL OR m.expires_at > now()) AND {index_gate}) m
      GROUP BY m.id ORDER BY min(m.d) LIMIT %(n)s)"""
 )
 
