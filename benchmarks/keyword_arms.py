@@ -11,8 +11,8 @@ BM25 top 10 (over every memory of the namespace holding a query term; tie-safe: 
 memory counts when its exact score reaches the 10th exact score). Variants:
 
 - `today`: the service's statement (the rarest terms' postings up to
-  HINDSIGHT_KEYWORD_POSTINGS_BUDGET, one heap row each, scored exactly; the sparse HNSW
-  index when even the rarest term has more);
+  HINDSIGHT_KEYWORD_POSTINGS_BUDGET, each scored from memory_keywords' narrow row; the
+  sparse HNSW index when even the rarest term has more);
 - `budgetN`: the same with a budget of N postings;
 - `enoughN`: the budget as today, but a commoner term's postings only while the rarer
   terms' hold fewer than N;
@@ -26,9 +26,9 @@ memory counts when its exact score reaches the 10th exact score). Variants:
 - `cover`: today's arm, exact, but each budgeted posting scored from a covering index alone:
   a prototype table of one row per memory and term carrying a copy of the memory's keyword
   vector (and its expiry), `(namespace, term) INCLUDE (id, expires_at, keywords)`;
-- `side`: today's arm, exact, reading a narrow prototype table of one row per memory (its
-  id, expiry, terms and keyword vector, with its own GIN posting lists) instead of the
-  memory's wide row: the same heap row per posting, on pages holding ~7× more of them.
+- `wide`: today's arm as it was before migration 0035, each posting scored from the
+  memory's own wide row (~1.2 kB with its embedding), through posting lists built on
+  long_term_memory for the comparison.
 
 The prototype tables are not maintained by writes; they exist only in the benchmark's
 database, and the report gives the disk each takes beside the memory table's. Writes
@@ -84,8 +84,8 @@ COVER = [
 
 # today's arm with its postings branch reading a prototype instead of the memory's row
 _POSTINGS_BRANCH = """    (SELECT m.id FROM (
-         SELECT m.id, m.namespace, m.keywords, {postings_columns} FROM long_term_memory m
-         WHERE {same_shard}m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
+         SELECT m.id, m.namespace, m.keywords, {postings_columns} FROM memory_keywords m
+         {postings_lookup}WHERE {same_shard}m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
      WHERE m.namespace = %(ns)s{filters} AND {index_gate}
      ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)"""
 
@@ -104,19 +104,17 @@ COVER_ARM = _postings_from(
      GROUP BY m.id ORDER BY min(m.d) LIMIT %(n)s)"""
 )
 
-# one narrow row per memory: what the keyword arm reads of it, beside its own posting lists
-SIDE = [
-    """CREATE TABLE IF NOT EXISTS keyword_side_prototype AS
-       SELECT m.namespace, m.id, m.expires_at, m.keyword_terms, m.keywords
-       FROM long_term_memory m WHERE m.live""",
-    """CREATE INDEX IF NOT EXISTS keyword_side_prototype_terms
-       ON keyword_side_prototype USING gin (keyword_terms) WITH (fastupdate = off)""",
-    "VACUUM ANALYZE keyword_side_prototype",
+# the arm before migration 0035: each posting scored from the memory's own wide row, through
+# posting lists on long_term_memory (built here for the comparison)
+WIDE = [
+    """CREATE INDEX IF NOT EXISTS keyword_wide_prototype_terms
+       ON long_term_memory USING gin (keyword_terms) WITH (fastupdate = off)""",
+    "VACUUM ANALYZE long_term_memory",
 ]
 
-SIDE_ARM = _postings_from(
+WIDE_ARM = _postings_from(
     """    (SELECT m.id FROM (
-         SELECT m.id, m.namespace, m.expires_at, m.keywords FROM keyword_side_prototype m
+         SELECT m.id, m.namespace, m.expires_at, m.keywords FROM long_term_memory m
          WHERE m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
      WHERE m.namespace = %(ns)s AND (m.expires_at IS NULL OR m.expires_at > now())
        AND {index_gate}
@@ -171,7 +169,7 @@ _QUERY_VECTOR = (
     + "\nSELECT (SELECT v FROM qvec)::text AS v, (SELECT norm FROM qvec) AS norm"
 )
 _EXACT = """
-SELECT -(m.keywords <#> %(v)s::sparsevec) AS s FROM long_term_memory m
+SELECT -(m.keywords <#> %(v)s::sparsevec) AS s FROM memory_keywords m
 WHERE m.namespace = %(ns)s AND m.live AND m.keyword_terms && %(t)s::int[]
 ORDER BY m.keywords <#> %(v)s::sparsevec LIMIT 10
 """
@@ -193,8 +191,8 @@ def statement(variant: str, search: search_store.Search) -> tuple[str, dict[str,
         return sql, {**params, "enough": int(variant.removeprefix("enough"))}
     if variant == "cover":
         arm = COVER_ARM
-    elif variant == "side":
-        arm = SIDE_ARM
+    elif variant == "wide":
+        arm = WIDE_ARM
     elif variant.startswith("impact"):
         m, c = variant.removeprefix("impact").split("x")
         arm = IMPACT_ARM.replace("{M}", m).replace("{C}", c)
@@ -206,6 +204,8 @@ def statement(variant: str, search: search_store.Search) -> tuple[str, dict[str,
         raise SystemExit(f"--variants: unknown {variant!r}")
     template = search_store._statement(search_store._QUERY_TERMS, arm, search_store._SCORED)
     filled = search_store._narrowed(template, UNNARROWED)
+    columns, lookup = search_store._postings("")
+    filled = filled.replace("{postings_columns}", columns).replace("{postings_lookup}", lookup)
     return filled.replace("{filters}", "").replace("{same_shard}", ""), params
 
 
@@ -237,8 +237,8 @@ async def compare(
         if "cover" in variants:
             for sql in COVER:
                 await conn.execute(sql)  # type: ignore[arg-type]
-        if "side" in variants:
-            for sql in SIDE:
+        if "wide" in variants:
+            for sql in WIDE:
                 await conn.execute(sql)  # type: ignore[arg-type]
         searches = [perf.search_of(namespace, q, settings, MemoryFilter()) for q in queries]
         truth = [await exact(conn, s) for s in searches]
@@ -290,12 +290,12 @@ async def only_common(url: str, queries: list[str], settings: Settings) -> list[
 
 
 async def disk(url: str, settings: Settings) -> dict[str, int]:
-    """Megabytes on disk (heap, TOAST and indexes) of the memory table and each prototype."""
+    """Megabytes on disk (heap, TOAST and indexes) of the memory tables and each prototype."""
     pool = await open_pool(settings.model_copy(update={"db_pool_min": 1}), url)
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT relname, pg_total_relation_size(oid) / 1048576 AS mb FROM pg_class "
-            "WHERE relkind = 'r' AND (relname = 'long_term_memory' "
+            "WHERE relkind = 'r' AND (relname IN ('long_term_memory', 'memory_keywords') "
             "OR relname LIKE 'keyword\\_%%\\_prototype') ORDER BY relname"
         )
         sizes = {r["relname"]: int(r["mb"]) for r in await cur.fetchall()}

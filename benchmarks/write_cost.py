@@ -99,7 +99,12 @@ _OTHER_BTREES = (
 PIECES: dict[str, list[str]] = {
     "HNSW on the embedding": ["DROP INDEX ix_long_term_memory_embedding"],
     "HNSW on the keyword vector": ["DROP INDEX ix_long_term_memory_keywords"],
+    # before migration 0035: the postings on long_term_memory itself
     "GIN keyword postings": ["DROP INDEX ix_long_term_memory_keyword_terms"],
+    # from 0035: the narrow copy's row, its key and its GIN postings, written by a trigger
+    "keyword copy (memory_keywords: row, key, GIN postings)": [
+        "ALTER TABLE long_term_memory DISABLE TRIGGER long_term_memory_keywords_inserted"
+    ],
     "GIN labels": ["DROP INDEX ix_long_term_memory_labels"],
     "other b-trees (time windows, expiry, quarantine)": [
         f"DROP INDEX {name}" for name in _OTHER_BTREES
@@ -148,6 +153,10 @@ def _has(conn: psycopg.Connection[Any], statement: str) -> bool:
     if statement.startswith("DROP INDEX "):
         name = statement.split()[-1]
         return conn.execute("SELECT to_regclass(%s)", (name,)).fetchone() != (None,)
+    if " DISABLE TRIGGER " in statement:
+        name = statement.split()[-1]
+        found = conn.execute("SELECT count(*) FROM pg_trigger WHERE tgname = %s", (name,))
+        return found.fetchone() != (0,)
     return True
 
 

@@ -24,6 +24,7 @@ from hindsight.services.roles import Role
 from tests.conftest import Api, make_settings
 from tests.support.citus import BIN, Node, PgCluster, log_position, logged, routes
 from tests.support.cli import hindsight
+from tests.support.keyword_copy import keyword_copy_drift
 from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
@@ -69,6 +70,10 @@ from tests.test_memories import (  # noqa: F401
     test_new_value_supersedes_and_history_keeps_the_old_one,
     test_observe_creates_then_reinforces_with_exact_confidence,
     test_patch_updates_and_is_recorded,
+)
+from tests.test_memory_keywords import (  # noqa: F401
+    test_the_copy_follows_a_memory_through_every_state,
+    writer,
 )
 from tests.test_near_duplicates import VALUE
 from tests.test_policy import (  # noqa: F401
@@ -187,12 +192,14 @@ def test_a_migration_written_after_distributing_applies(
 ) -> None:
     """Distributed at 0027, then upgraded: 0028 replaces the trigger functions on every
     node, and the triggers then write history (with who) and keyword statistics on the
-    shards."""
+    shards; 0035 distributes the table it creates, which its triggers write on the shards
+    and the keyword arm of a large namespace reads."""
     with citus_cluster.database() as url:
         upgrade_and_distribute(url, "0027")
         done = hindsight("db", "upgrade", database_url=url)
         assert done.returncode == 0, done.stderr
-        with ThreadServer(make_settings(), url, redis_url) as srv:
+        assert citus.status(url)[1] == []
+        with ThreadServer(make_settings(exact_search_max_rows=0), url, redis_url) as srv:
             api = Api.at(srv.url, "after-0028")
             made = api.observe({"key": "user.city", "value": "Lisbon", "tags": ["home"]})
             api.observe({"key": "user.city", "value": "Porto"})
@@ -207,6 +214,7 @@ def test_a_migration_written_after_distributing_applies(
                 "SELECT count(*) FROM keyword_stats WHERE namespace = 'after-0028'"
             ).fetchone()
         assert terms is not None and terms[0] > 0
+        assert keyword_copy_drift(url, "after-0028") == []
 
 
 def test_distribute_without_citus_says_what_to_do(empty_db: str) -> None:

@@ -19,6 +19,7 @@ import psycopg
 import pytest
 
 from tests.conftest import Api, make_settings
+from tests.support.keyword_copy import keyword_copy_drift
 from tests.support.labels import label_drift
 from tests.support.servers import ThreadServer
 
@@ -115,6 +116,7 @@ def test_a_filter_admitting_few_memories_of_a_large_namespace_finds_every_one(ap
 def test_label_counts_stay_exact_through_every_write(api: Api, module_db: str) -> None:
     def check() -> None:
         assert label_drift(module_db, api.ns) == []
+        assert keyword_copy_drift(module_db, api.ns) == []
 
     created = api.observe(
         {"key": "a", "value": "alpha", "tags": ["x"]},

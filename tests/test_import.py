@@ -9,6 +9,7 @@ import psycopg
 
 from tests.conftest import Api
 from tests.support.cli import hindsight
+from tests.support.keyword_copy import keyword_copy_drift
 from tests.support.labels import label_drift
 from tests.support.servers import ThreadServer
 
@@ -73,7 +74,8 @@ def test_import_loads_new_keys_and_observes_known_ones(
         indexes = {
             r[0]
             for r in conn.execute(
-                "SELECT indexname FROM pg_indexes WHERE tablename = 'long_term_memory'"
+                "SELECT indexname FROM pg_indexes "
+                "WHERE tablename IN ('long_term_memory', 'memory_keywords')"
             )
         }
         df = conn.execute(
@@ -82,10 +84,11 @@ def test_import_loads_new_keys_and_observes_known_ones(
     assert {
         "ix_long_term_memory_embedding",
         "ix_long_term_memory_keywords",
-        "ix_long_term_memory_keyword_terms",
+        "ix_memory_keywords_keyword_terms",
     } <= indexes
     assert df == (12_001,)  # the document count the keyword arm's IDF uses
     assert label_drift(fresh_db, "imp") == []  # what recall's filters count by
+    assert keyword_copy_drift(fresh_db, "imp") == []  # what the keyword arm reads
 
 
 def test_a_bad_line_stops_the_import_before_anything_is_written(

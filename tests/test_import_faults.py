@@ -23,7 +23,7 @@ from tests.support.servers import ThreadServer
 SEARCH_INDEXES = {
     "ix_long_term_memory_embedding",
     "ix_long_term_memory_keywords",
-    "ix_long_term_memory_keyword_terms",
+    "ix_memory_keywords_keyword_terms",
 }
 
 
@@ -47,7 +47,8 @@ def spawn_import(path: Path, database_url: str, *args: str) -> subprocess.Popen[
 def valid_search_indexes(conn: psycopg.Connection[Any]) -> set[str]:
     rows = conn.execute(
         "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-        "WHERE i.indrelid = 'long_term_memory'::regclass AND i.indisvalid"
+        "WHERE i.indrelid IN ('long_term_memory'::regclass, 'memory_keywords'::regclass) "
+        "AND i.indisvalid"
     ).fetchall()
     return {r[0] for r in rows} & SEARCH_INDEXES
 

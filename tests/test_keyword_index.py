@@ -19,22 +19,22 @@ from hindsight.services.bulk_import import BulkImporter, parse_line
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS
 from tests.conftest import Api, make_settings
 
+# the index's name before migration 0035 moved it to memory_keywords
+ON_MEMORIES = "ix_long_term_memory_keyword_terms"
 
-def pending_pages(url: str) -> int:
+
+def pending_pages(url: str, index: str = KEYWORD_TERMS_INDEX) -> int:
     """Merges the index's pending list; how many pages it held."""
     with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT gin_clean_pending_list(%s::regclass)", (KEYWORD_TERMS_INDEX,)
-        ).fetchone()
+        row = conn.execute("SELECT gin_clean_pending_list(%s::regclass)", (index,)).fetchone()
     assert row is not None
     return int(row[0])
 
 
-def index_options(url: str) -> list[str]:
+def index_options(url: str, index: str = KEYWORD_TERMS_INDEX) -> list[str]:
     with psycopg.connect(url) as conn:
         row = conn.execute(
-            "SELECT coalesce(reloptions, '{}') FROM pg_class WHERE relname = %s",
-            (KEYWORD_TERMS_INDEX,),
+            "SELECT coalesce(reloptions, '{}') FROM pg_class WHERE relname = %s", (index,)
         ).fetchone()
     assert row is not None
     return list(row[0])
@@ -78,7 +78,7 @@ def test_the_upgrade_merges_what_an_older_schema_left_pending(empty_db: str) -> 
         empty_db, embedding_name=BuiltinEmbedder.VERSION, embedding_dimensions=384
     )
     migrate.upgrade(cfg, "0020")
-    assert "fastupdate=off" not in index_options(empty_db)
+    assert "fastupdate=off" not in index_options(empty_db, ON_MEMORIES)
     zero = "[" + ",".join(["0.1"] * 384) + "]"
     with psycopg.connect(empty_db, autocommit=True) as conn:
         conn.execute(
@@ -93,12 +93,12 @@ def test_the_upgrade_merges_what_an_older_schema_left_pending(empty_db: str) -> 
             "SELECT count(*) FROM long_term_memory WHERE keyword_terms && ARRAY[7]"
         ).fetchone() == (2000,)
     migrate.upgrade(cfg, "0021")  # later revisions re-index these made-up terms (0028)
-    assert "fastupdate=off" in index_options(empty_db)
-    assert pending_pages(empty_db) == 0  # the upgrade merged them
+    assert "fastupdate=off" in index_options(empty_db, ON_MEMORIES)
+    assert pending_pages(empty_db, ON_MEMORIES) == 0  # the upgrade merged them
     with psycopg.connect(empty_db) as conn:  # into the index, not away
         conn.execute("SET enable_seqscan = off")
         assert conn.execute(
             "SELECT count(*) FROM long_term_memory WHERE keyword_terms && ARRAY[7]"
         ).fetchone() == (2000,)
     migrate.downgrade(cfg, "0020")
-    assert "fastupdate=off" not in index_options(empty_db)
+    assert "fastupdate=off" not in index_options(empty_db, ON_MEMORIES)

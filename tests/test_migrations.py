@@ -97,7 +97,8 @@ def test_indexes_the_design_asks_for(migrated: str) -> None:
     assert "hnsw (keywords sparsevec_ip_ops)" in defs["ix_long_term_memory_keywords"]
     # a small graph: it serves only queries of common words (migration 0033)
     assert "WITH (m='8', ef_construction='16')" in defs["ix_long_term_memory_keywords"]
-    assert "gin (keyword_terms)" in defs["ix_long_term_memory_keyword_terms"]
+    # the keyword arm's posting lists, over the narrow copy (migration 0035)
+    assert "memory_keywords USING gin (keyword_terms)" in defs["ix_memory_keywords_keyword_terms"]
     # over the computed columns, not status: a tier move changes no indexed column
     assert defs["uq_long_term_memory_active_key"].endswith("WHERE live")
     assert defs["ix_long_term_memory_quarantined_key"].endswith("WHERE quarantined")

@@ -24,6 +24,7 @@ from pgvector import HalfVector
 
 from hindsight import core
 from hindsight.db.pool import open_pool
+from hindsight.db.schema import KEYWORD_TERMS_INDEX
 from hindsight.embeddings.builtin import BuiltinEmbedder
 from hindsight.retrieval.keywords import query_terms, twin_term_groups
 from hindsight.services.bulk_import import BulkImporter, parse_line
@@ -46,6 +47,8 @@ PER_ARM = 20
 # statistics, a small namespace searched exactly. A quarter of the big namespace is far
 # above all of them and far below what a full-table join or scan reads.
 BOUND = BIG // 4
+# the tables recall and the near-duplicate check read (the keyword arm's postings: 0035)
+SEARCHED = ("long_term_memory", "memory_keywords")
 
 
 @pytest.fixture(scope="module")
@@ -144,9 +147,7 @@ async def overreading_nodes(url: str, namespace: str, costs: str) -> list[str]:
                     nodes = list(executed_nodes(plan))
                     bad: list[PlanNode] = [n for n in nodes if n.rows_read > BOUND]
                     bad += [
-                        n
-                        for n in nodes
-                        if n.node_type == "Seq Scan" and n.relation == "long_term_memory"
+                        n for n in nodes if n.node_type == "Seq Scan" and n.relation in SEARCHED
                     ]
                     found += [f"{arm} {query!r} {search.filter.as_json()}: {n}" for n in bad]
     finally:
@@ -160,15 +161,17 @@ def set_statistics(url: str, analyzed: bool) -> None:
         # An all-visible table makes index-only scans cheap, so a plan that reads every key
         # of the namespace from the unique index looks cheap too: CI met it after an
         # autovacuum, local runs did not. Vacuum first, so every run meets it.
-        conn.execute("VACUUM long_term_memory")
+        for table in SEARCHED:
+            conn.execute(f"VACUUM {table}")
         if analyzed:
             conn.execute("ANALYZE")
         else:  # as if it never ran (an earlier test here did, and so did the vacuum)
-            conn.execute("DELETE FROM pg_statistic WHERE starelid = 'long_term_memory'::regclass")
-            conn.execute(
-                "UPDATE pg_class SET reltuples = -1, relpages = 0 "
-                "WHERE oid = 'long_term_memory'::regclass"
-            )
+            for table in SEARCHED:
+                conn.execute("DELETE FROM pg_statistic WHERE starelid = %s::regclass", (table,))
+                conn.execute(
+                    "UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid = %s::regclass",
+                    (table,),
+                )
 
 
 # PostgreSQL's own default costs (what a server in Docker or a managed service has), and
@@ -254,11 +257,7 @@ async def overreading_near_duplicate_nodes(url: str, namespace: str, costs: str)
             await search_store.near_duplicate_settings(conn, on=True)
             nodes = list(executed_nodes(await explain_generic(conn, sql, params)))
             found = [str(n) for n in nodes if n.rows_read > BOUND]
-            found += [
-                str(n)
-                for n in nodes
-                if n.node_type == "Seq Scan" and n.relation == "long_term_memory"
-            ]
+            found += [str(n) for n in nodes if n.node_type == "Seq Scan" and n.relation in SEARCHED]
     finally:
         await pool.close()
     return found
@@ -282,9 +281,9 @@ def test_a_large_namespaces_graph_is_walked_only_for_claims_with_a_twin_in_words
     big_db: str,
 ) -> None:
     """A twin must say the same in the same words, so a new key in a large namespace walks
-    the embedding's graph only when the posting lists of keyword_terms hold a memory with
-    one of its word groups whole: a claim of words nobody used costs a few postings read,
-    not a walk of the graph."""
+    the embedding's graph only when the posting lists of keyword_terms (on memory_keywords)
+    hold a memory with one of its word groups whole: a claim of words nobody used costs a
+    few postings read, not a walk of the graph."""
     set_statistics(big_db, analyzed=True)
     with psycopg.connect(big_db) as conn:
         stored = conn.execute(
@@ -315,7 +314,7 @@ def test_a_large_namespaces_graph_is_walked_only_for_claims_with_a_twin_in_words
             await pool.close()
 
     nodes = asyncio.run(plan())
-    postings = [n for n in nodes if n.index == "ix_long_term_memory_keyword_terms"]
+    postings = [n for n in nodes if n.index == KEYWORD_TERMS_INDEX]
     walks = [n for n in nodes if n.index == "ix_long_term_memory_embedding"]
     assert postings, "\n".join(map(str, nodes))
     assert sum(n.rows_read for n in postings) <= BOUND

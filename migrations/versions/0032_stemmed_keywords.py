@@ -29,12 +29,7 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
-from hindsight.db.schema import (
-    KEYWORD_TERMS_INDEX,
-    KEYWORDS_INDEX,
-    keyword_terms_index_sql,
-    keywords_index_sql,
-)
+from hindsight.db.schema import KEYWORDS_INDEX, keywords_index_sql
 from hindsight.text.stem import stem
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS, keyword_tokens, term_id
 
@@ -47,6 +42,12 @@ depends_on: str | Sequence[str] | None = None
 K1, B, AVG_DOC_TERMS, MAX_TERMS = 1.2, 0.75, 10.0, 1000
 BATCH = 2000
 REBUILD_ABOVE = 10_000
+# the posting lists as they were then, on long_term_memory (0035 moved them)
+_KEYWORD_TERMS_INDEX = "ix_long_term_memory_keyword_terms"
+_KEYWORD_TERMS_INDEX_SQL = (
+    f"CREATE INDEX {_KEYWORD_TERMS_INDEX} ON long_term_memory USING gin (keyword_terms) "
+    "WITH (fastupdate = off)"
+)
 
 _ROWS = sa.text(
     "SELECT namespace, id, mem_key, mem_value, keyword_terms FROM long_term_memory "
@@ -104,7 +105,7 @@ def _reindex(terms: Callable[[str], Counter[int]]) -> None:
     rebuild = sum(len(b) for b in batches) > REBUILD_ABOVE
     if rebuild:
         op.execute(f"DROP INDEX IF EXISTS {KEYWORDS_INDEX}")
-        op.execute(f"DROP INDEX IF EXISTS {KEYWORD_TERMS_INDEX}")
+        op.execute(f"DROP INDEX IF EXISTS {_KEYWORD_TERMS_INDEX}")
     for batch in batches:
         namespaces, ids, vectors, term_lists = zip(*batch, strict=True)
         conn.execute(
@@ -114,7 +115,7 @@ def _reindex(terms: Callable[[str], Counter[int]]) -> None:
     if rebuild:
         op.execute("SET LOCAL maintenance_work_mem = '1GB'")
         op.execute(keywords_index_sql(m=16, ef_construction=64))  # as it was then (0033)
-        op.execute(keyword_terms_index_sql())
+        op.execute(_KEYWORD_TERMS_INDEX_SQL)
     # computed over the old terms (stores.search reads them back while they hold)
     op.execute(
         "UPDATE memory_access SET specificity = NULL, specificity_of = NULL, "

@@ -49,6 +49,7 @@ PLAN: tuple[Placement, ...] = (
     # a namespace never deletes it
     Placement("namespace_erasures", "reference"),
     Placement("long_term_memory", "distributed", "namespace", "default"),
+    _by_namespace("memory_keywords"),
     _by_namespace("memory_access"),
     _by_namespace("memory_history"),
     _by_namespace("keyword_stats"),

@@ -13,7 +13,7 @@ from hindsight.errors import ConfigurationError
 
 EMBEDDING_INDEX = "ix_long_term_memory_embedding"
 KEYWORDS_INDEX = "ix_long_term_memory_keywords"
-KEYWORD_TERMS_INDEX = "ix_long_term_memory_keyword_terms"
+KEYWORD_TERMS_INDEX = "ix_memory_keywords_keyword_terms"
 # m = 16, ef_construction = 64: pgvector's defaults; benchmarks/ has the measurements.
 _HNSW = (
     "CREATE INDEX {concurrently}{name} ON long_term_memory USING hnsw ({column} {ops}) "
@@ -45,9 +45,10 @@ def keywords_index_sql(*, m: int = 8, ef_construction: int = 16) -> str:
 
 
 def keyword_terms_index_sql() -> str:
-    # No pending list: every search would read it whole (migration 0021).
+    """The keyword arm's posting lists, over the narrow copy of each memory's keyword
+    columns (migration 0035). No pending list: every search would read it whole (0021)."""
     return (
-        f"CREATE INDEX {KEYWORD_TERMS_INDEX} ON long_term_memory USING gin (keyword_terms) "
+        f"CREATE INDEX {KEYWORD_TERMS_INDEX} ON memory_keywords USING gin (keyword_terms) "
         "WITH (fastupdate = off)"
     )
 

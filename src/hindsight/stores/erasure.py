@@ -151,6 +151,8 @@ async def last_erased_at(conn: Connection, namespace: str) -> datetime | None:
 
 # What a namespace's rows are copied into besides its own tables (texts, by content hash).
 SHARED_TABLES = ("embedding_cache",)
+# Emptied of a namespace by long_term_memory's deletion triggers, not by a DELETE here.
+MEMORY_TRIGGER_TABLES = ("memory_access", "memory_keywords")
 
 
 async def vacuum(conn: Connection, *, full: bool) -> None:
@@ -162,7 +164,7 @@ async def vacuum(conn: Connection, *, full: bool) -> None:
     takes them off the disk. It holds an ACCESS EXCLUSIVE lock on each table while it runs.
     """
     verb = "VACUUM (FULL, ANALYZE)" if full else "VACUUM (ANALYZE)"
-    for table in (*NAMESPACE_TABLES, *SHARED_TABLES, "memory_access"):
+    for table in (*NAMESPACE_TABLES, *SHARED_TABLES, *MEMORY_TRIGGER_TABLES):
         await conn.execute(f"{verb} {table}")
 
 

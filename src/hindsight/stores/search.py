@@ -14,7 +14,7 @@ from psycopg import AsyncRawCursor
 from hindsight.db.pool import Connection, shard_settings
 from hindsight.stores.arrays import array_literal
 from hindsight.stores.filters import (
-    FILTER_COLUMNS_SQL,
+    FILTER_COLUMNS,
     LIVE_BY_STATUS,
     MemoryFilter,
     filter_sql,
@@ -72,7 +72,10 @@ arm AS (
 """
 
 # The keyword arm of a large namespace reads the posting lists (GIN on keyword_terms) of the
-# query's rarest terms, up to a budget of postings, and scores those memories exactly. The
+# query's rarest terms, up to a budget of postings, and scores those memories exactly, from
+# memory_keywords: a narrow copy of each memory's keyword columns, ~0.1 kB a row where the
+# memory's own is ~1.2 kB (measured at 100k, recall end to end: English p50 / p99 10.1 /
+# 26.4 -> 8.5 / 19.5 ms; migration 0035, benchmarks/README item 35). The
 # best BM25 matches nearly always hold a rare term, and an HNSW graph over sparse vectors is
 # a poor guide (measured at 100k memories: 0.54 of the exact top 10 at ef_search 40, against
 # 0.98 from 3,000 postings). When even the rarest term is too common for the budget, every
@@ -98,8 +101,8 @@ arm AS (
      ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)
     UNION ALL
     (SELECT m.id FROM (
-         SELECT m.id, m.namespace, m.keywords, {postings_columns} FROM long_term_memory m
-         WHERE {same_shard}m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
+         SELECT m.id, m.namespace, m.keywords, {postings_columns} FROM memory_keywords m
+         {postings_lookup}WHERE {same_shard}m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
      WHERE m.namespace = %(ns)s{filters} AND {index_gate}
      ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)
     UNION ALL
@@ -182,13 +185,33 @@ SELECT m.* FROM arm CROSS JOIN LATERAL (
 _SAME_SHARD = "m.namespace = %(ns)s AND "
 
 
+# What the postings branch reads of each memory the postings name: memory_keywords' copy
+# alone when the filters read only what it copies (recall's default: expiry and
+# liveness), else the filters' columns from the memory's own row, one primary-key probe a
+# posting, as before the copy existed (migration 0035).
+_COPIED = ("memory_type", "live", "expires_at")
+_COPIED_SQL = ", ".join(f"m.{c}" for c in _COPIED)
+_LOOKED_UP_SQL = ", ".join(f"l.{c}" for c in FILTER_COLUMNS)
+_LOOKUP = (
+    f"CROSS JOIN LATERAL (SELECT {', '.join(f't.{c}' for c in FILTER_COLUMNS)} "
+    "FROM long_term_memory t WHERE t.namespace = %(ns)s AND t.id = m.id OFFSET 0) l\n         "
+)
+_READ = re.compile(r"\bm\.(\w+)")
+
+
+def _postings(filters: str) -> tuple[str, str]:
+    """The postings branch's columns and lookup for `filters` (as filter_sql renders them)."""
+    if set(_READ.findall(filters)) <= set(_COPIED):
+        return _COPIED_SQL, ""
+    return _LOOKED_UP_SQL, _LOOKUP
+
+
 def _statement(*parts: str) -> str:
     """An arm's statement with everything that never changes filled in (left: the filters
     and how they narrow the search, which are the request's)."""
     return (
         "".join(parts)
         .replace("{columns}", MEMORY_COLUMNS_JOINED)
-        .replace("{postings_columns}", FILTER_COLUMNS_SQL)
         .replace("%(kdims)s", str(KEYWORD_DIMENSIONS))
     )
 
@@ -248,6 +271,8 @@ class Search:
         narrowing = narrowing_of(self.filter, params)
         sql = ARMS[arm] if narrowing is UNNARROWED else _narrowed(_TEMPLATES[arm], narrowing)
         same_shard = _SAME_SHARD if sharded else ""
+        columns, lookup = _postings(filters)
+        sql = sql.replace("{postings_columns}", columns).replace("{postings_lookup}", lookup)
         return sql.replace("{filters}", filters).replace("{same_shard}", same_shard), params
 
 
@@ -332,11 +357,11 @@ x AS (
         ) rare
         CROSS JOIN LATERAL (
             SELECT 1 FROM (
-                SELECT m.namespace, m.status, m.memory_type, m.expires_at
-                FROM long_term_memory m
+                SELECT m.namespace, m.live, m.memory_type, m.expires_at
+                FROM memory_keywords m
                 WHERE {{same_shard}}m.keyword_terms @> rare.terms OFFSET 0
             ) m
-            WHERE m.namespace = %(ns)s AND {LIVE_BY_STATUS}
+            WHERE m.namespace = %(ns)s AND m.live
               AND m.memory_type = x.memory_type
               AND (m.expires_at IS NULL OR m.expires_at > now())
             LIMIT 1) w

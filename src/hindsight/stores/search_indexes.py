@@ -33,7 +33,8 @@ async def present(conn: Connection) -> dict[str, bool]:
     cur = await conn.execute(
         "SELECT c.relname AS name, i.indisvalid AS valid FROM pg_index i "
         "JOIN pg_class c ON c.oid = i.indexrelid "
-        "WHERE i.indrelid = 'long_term_memory'::regclass AND c.relname = ANY(%s)",
+        "WHERE i.indrelid IN ('long_term_memory'::regclass, 'memory_keywords'::regclass) "
+        "AND c.relname = ANY(%s)",
         (list(SEARCH_INDEXES),),
     )
     return {r["name"]: bool(r["valid"]) for r in await cur.fetchall()}

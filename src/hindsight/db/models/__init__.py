@@ -19,6 +19,7 @@ from hindsight.db.models.long_term import (
     keyword_stats,
     long_term_memory,
     memory_history,
+    memory_keywords,
 )
 from hindsight.db.models.recall import memory_access, recall_feedback, recall_log
 from hindsight.db.models.service import (
@@ -56,6 +57,7 @@ __all__ = [
     "long_term_memory",
     "memory_access",
     "memory_history",
+    "memory_keywords",
     "metadata",
     "namespace_erasures",
     "namespace_lifecycle",

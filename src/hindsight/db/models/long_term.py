@@ -244,9 +244,37 @@ Index(
     long_term_memory.c.created_at,
     postgresql_where=text("live"),
 )
+
+# The keyword arm reads a posting per memory holding one of the query's rarest terms, and
+# scores each from this copy of what it reads: a narrow row per memory instead of the
+# memory's own ~1.2 kB row with its embedding (migration 0035; benchmarks/README item 35).
+memory_keywords = Table(
+    "memory_keywords",
+    metadata,
+    Column("namespace", Text, nullable=False, comment="Namespace of the memory."),
+    Column("id", UUID(as_uuid=True), nullable=False, comment="long_term_memory.id."),
+    Column("memory_type", Text, nullable=False, comment="The memory's type (copied)."),
+    Column("live", Boolean, nullable=False, comment="The memory's live (copied)."),
+    _timestamp("expires_at", "The memory's hard expiry (copied).", nullable=True, default=False),
+    Column(
+        "keyword_terms",
+        ARRAY(Integer),
+        nullable=False,
+        comment="The memory's keyword_terms (copied); the posting lists recall reads.",
+    ),
+    Column(
+        "keywords",
+        SPARSEVEC(KEYWORD_DIMENSIONS),
+        nullable=False,
+        comment="The memory's keyword vector (copied), scored for each posting read.",
+    ),
+    PrimaryKeyConstraint("namespace", "id", name="pk_memory_keywords"),
+    comment="A narrow copy of each long-term memory's keyword columns, kept by triggers on "
+    "long_term_memory, for recall's keyword arm.",
+)
 Index(
-    "ix_long_term_memory_keyword_terms",
-    long_term_memory.c.keyword_terms,
+    "ix_memory_keywords_keyword_terms",
+    memory_keywords.c.keyword_terms,
     postgresql_using="gin",
     # no pending list for every search to read (migration 0021)
     postgresql_with={"fastupdate": "off"},
