@@ -166,7 +166,15 @@ def words_of(value: str, rng: random.Random) -> str:
 def statement(search: search_store.Search, arm: str, narrowed: bool) -> tuple[str, dict[str, Any]]:
     sql, params = search.statement(arm)
     if not narrowed:  # as before narrowing: the filter checked on what the walk meets
-        sql = search_store.ARMS[arm].replace("{filters}", filter_sql(search.filter, params, "m"))
+        filters = filter_sql(search.filter, params, "m")
+        columns, lookup = search_store._postings(filters)
+        sql = (
+            search_store.ARMS[arm]
+            .replace("{postings_columns}", columns)
+            .replace("{postings_lookup}", lookup)
+            .replace("{filters}", filters)
+            .replace("{same_shard}", "")
+        )
     return sql, params
 
 

@@ -53,7 +53,7 @@ from benchmarks.stack import stores
 from hindsight.config import Settings
 from hindsight.db.pool import Connection, open_pool
 from hindsight.stores import search as search_store
-from hindsight.stores.filters import MemoryFilter
+from hindsight.stores.filters import FILTER_COLUMNS_SQL, MemoryFilter
 from hindsight.stores.narrowing import UNNARROWED
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS
 
@@ -114,11 +114,13 @@ WIDE = [
 
 WIDE_ARM = _postings_from(
     """    (SELECT m.id FROM (
-         SELECT m.id, m.namespace, m.expires_at, m.keywords FROM long_term_memory m
+         SELECT m.id, m.namespace, m.keywords, {filter_columns} FROM long_term_memory m
          WHERE m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
-     WHERE m.namespace = %(ns)s AND (m.expires_at IS NULL OR m.expires_at > now())
+     WHERE m.namespace = %(ns)s AND (m.expires_at IS NULL OR m.expires_at > now()) AND m.live
        AND {index_gate}
-     ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)"""
+     ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)""".replace(
+        "{filter_columns}", FILTER_COLUMNS_SQL
+    )
 )
 
 # the best C by summed impacts, scored exactly from their rows

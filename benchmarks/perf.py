@@ -346,12 +346,12 @@ async def raw_copy_build(hs: core.Hindsight, n: int, spread: int) -> float:
                 )
         await conn.execute("SET maintenance_work_mem = '1GB'")
         await conn.execute("SET max_parallel_maintenance_workers = 2")
-        for ddl in SEARCH_INDEXES.values():
-            await conn.execute(
-                ddl.replace("ON long_term_memory", "ON raw_copy").replace(
-                    "ix_long_term_memory", "ix_raw_copy"
+        for ddl in SEARCH_INDEXES.values():  # the posting lists too, on the copy's own terms
+            for table in ("long_term_memory", "memory_keywords"):
+                ddl = ddl.replace(f"ON {table}", "ON raw_copy").replace(
+                    f"ix_{table}", "ix_raw_copy"
                 )
-            )
+            await conn.execute(ddl)
         rate = n / (time.perf_counter() - start)
         await conn.execute("DROP TABLE raw_copy")
     return rate

@@ -215,6 +215,12 @@ def test_a_migration_written_after_distributing_applies(
             ).fetchone()
         assert terms is not None and terms[0] > 0
         assert keyword_copy_drift(url, "after-0028") == []
+        # and back down past it and up again on the cluster: the copy is made anew
+        for step in (("downgrade", "0034"), ("upgrade",)):
+            done = hindsight("db", *step, database_url=url)
+            assert done.returncode == 0, done.stderr
+        assert keyword_copy_drift(url, "after-0028") == []
+        assert citus.status(url)[1] == []
 
 
 def test_distribute_without_citus_says_what_to_do(empty_db: str) -> None:

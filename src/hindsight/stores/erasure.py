@@ -125,6 +125,9 @@ async def erase_namespace(conn: Connection, namespace: str, *, actor: str) -> di
         counts[table] = cur.rowcount
     for table in ("memory_history", "keyword_stats"):  # written by the deletion itself
         await conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (namespace,))
+    # emptied by the deletion's trigger; a copy whose memory was gone already (a session
+    # with triggers off) would stay
+    await conn.execute("DELETE FROM memory_keywords WHERE namespace = %s", (namespace,))
     if counts["namespace_policy"]:
         await policies.bump_version(conn)
     return counts
