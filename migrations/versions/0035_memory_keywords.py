@@ -9,7 +9,7 @@ The keyword arm of a large namespace reads the postings of the query's rarest te
 3,000) and scores each memory they name from its row. A memory's row is ~1.2 kB with its
 embedding, six to a page, so each posting cost a page of its own (2-3 µs). memory_keywords
 holds, per memory, only what the arm and the write path's twin check read: terms, keyword
-vector, type, expiry and liveness, ~0.1 kB. The GIN index over keyword_terms moves here
+vector, type, tags, expiry and liveness, ~0.1 kB. The GIN index over keyword_terms moves here
 from long_term_memory. Measured as a prototype at 100k memories (benchmarks/README item
 35): the arm alone 1.2-1.5x faster at p50 and 1.35-2.0x at p99 with the same answers; recall
 end to end, English p50 / p99 10.1 / 26.4 -> 8.5 / 19.5 ms, Zipf 10.0 / 20.4 -> 9.4 / 17.6.
@@ -20,12 +20,13 @@ write the copy of every row inserted, rewrite it when one of the copied columns 
 memory in every status, so restoring or approving a memory rewrites only its copy.
 
 On a Citus cluster the table is distributed by namespace with long_term_memory here,
-before the triggers exist, so that they write co-located shards from the start.
+before its triggers exist, so that they write co-located shards from the start.
 
 Cost: one pass over long_term_memory to copy it and one GIN build, with writes to it
-locked out until the upgrade commits: 1.2 s for 100k English memories on a 2-core machine (the downgrade, which builds the
-GIN index on long_term_memory again, 0.9 s). The copy with its key and posting lists
-takes 42 MB there, beside the memory table's 330 MB without the posting lists it had.
+locked out until the upgrade commits: 1.2-1.7 s for 100k memories on a 2-core machine
+(the downgrade, which builds the GIN index on long_term_memory again, 0.1-0.9 s). The
+copy with its key and posting lists takes 43-45 MB there, beside the memory table's
+313-330 MB without the posting lists it had.
 Writes measured the same before and after (benchmarks/README item 36).
 """
 
@@ -46,7 +47,7 @@ depends_on: str | Sequence[str] | None = None
 
 _OLD_INDEX = "ix_long_term_memory_keyword_terms"
 _OLD_INDEX_SQL = (
-    f"CREATE INDEX {_OLD_INDEX} ON long_term_memory USING gin (keyword_terms) "
+    f"CREATE INDEX IF NOT EXISTS {_OLD_INDEX} ON long_term_memory USING gin (keyword_terms) "
     "WITH (fastupdate = off)"
 )
 _INDEX_SQL = (
@@ -59,6 +60,7 @@ CREATE TABLE memory_keywords (
     namespace text NOT NULL,
     id uuid NOT NULL,
     memory_type text NOT NULL,
+    tags text[] NOT NULL,
     live boolean NOT NULL,
     expires_at timestamptz,
     keyword_terms integer[] NOT NULL,
@@ -70,6 +72,7 @@ COMMENT ON TABLE memory_keywords IS 'A narrow copy of each long-term memory''s k
 COMMENT ON COLUMN memory_keywords.namespace IS 'Namespace of the memory.';
 COMMENT ON COLUMN memory_keywords.id IS 'long_term_memory.id.';
 COMMENT ON COLUMN memory_keywords.memory_type IS 'The memory''s type (copied).';
+COMMENT ON COLUMN memory_keywords.tags IS 'The memory''s tags (copied).';
 COMMENT ON COLUMN memory_keywords.live IS 'The memory''s live (copied).';
 COMMENT ON COLUMN memory_keywords.expires_at IS 'The memory''s hard expiry (copied).';
 COMMENT ON COLUMN memory_keywords.keyword_terms IS 'The memory''s keyword_terms (copied); '
@@ -79,9 +82,9 @@ COMMENT ON COLUMN memory_keywords.keywords IS 'The memory''s keyword vector (cop
 """
 
 _COPY = """
-INSERT INTO memory_keywords (namespace, id, memory_type, live, expires_at, keyword_terms,
+INSERT INTO memory_keywords (namespace, id, memory_type, tags, live, expires_at, keyword_terms,
                              keywords)
-SELECT namespace, id, memory_type, live, expires_at, keyword_terms, keywords
+SELECT namespace, id, memory_type, tags, live, expires_at, keyword_terms, keywords
 FROM long_term_memory
 """
 
@@ -111,7 +114,7 @@ def _distributed() -> bool:
 def upgrade() -> None:
     # the function first: on a Citus cluster a function command may not follow parallel
     # DDL on a distributed table in one transaction (0034)
-    op.execute(functions.load(hindsight_ltm_keyword_rows="4e06ffb89879"))
+    op.execute(functions.load(hindsight_ltm_keyword_rows="52d9b6d7c7eb"))
     op.execute(TABLE)
     if _distributed():
         op.execute(

@@ -7,7 +7,7 @@ from typing import Any
 
 import psycopg
 
-_COPIED = "namespace, id, memory_type, live, expires_at, keyword_terms, keywords::text"
+_COPIED = "namespace, id, memory_type, tags, live, expires_at, keyword_terms, keywords::text"
 
 
 def keyword_copy_drift(url: str, namespace: str | None = None) -> list[tuple[Any, ...]]:

@@ -243,7 +243,7 @@ CREATE TRIGGER long_term_memory_deleted AFTER DELETE ON long_term_memory
 -- memory_keywords holds, for every memory, what the keyword arm's posting lists and the
 -- write path's twin check read of it (migration 0035): rows of ~0.1 kB, where a memory's
 -- own row is ~1.2 kB with its embedding. A statement's rows whose copied columns changed
--- are deleted and written again: a change of terms, type, expiry or status is rare, and a
+-- are deleted and written again: a change of terms, type, tags, expiry or status is rare, and a
 -- reinforcement or an access changes none of them. Memory ids are unique across
 -- namespaces, so matching ids within the namespaces changed is matching (namespace, id)
 -- pairs, in a form Citus routes to the shard. (The transition tables are read first, as
@@ -256,21 +256,23 @@ DECLARE
 BEGIN
   IF TG_OP = 'INSERT' THEN
     SELECT jsonb_agg(c) INTO copies FROM (
-      SELECT n.namespace, n.id, n.memory_type, n.live, n.expires_at, n.keyword_terms,
-             n.keywords
+      SELECT n.namespace, n.id, n.memory_type, n.tags, n.live, n.expires_at,
+             n.keyword_terms, n.keywords
       FROM new_rows n) c;
   ELSIF TG_OP = 'UPDATE' THEN
     SELECT array_agg(o.id), array_agg(DISTINCT o.namespace) INTO ids, namespaces
     FROM old_rows o JOIN new_rows n ON n.id = o.id
-    WHERE (o.namespace, o.memory_type, o.live, o.expires_at, o.keyword_terms, o.keywords)
+    WHERE (o.namespace, o.memory_type, o.tags, o.live, o.expires_at, o.keyword_terms,
+           o.keywords)
           IS DISTINCT FROM
-          (n.namespace, n.memory_type, n.live, n.expires_at, n.keyword_terms, n.keywords);
+          (n.namespace, n.memory_type, n.tags, n.live, n.expires_at, n.keyword_terms,
+           n.keywords);
     IF ids IS NULL THEN  -- a reinforcement, an access: nothing the copy holds changed
       RETURN NULL;
     END IF;
     SELECT jsonb_agg(c) INTO copies FROM (
-      SELECT n.namespace, n.id, n.memory_type, n.live, n.expires_at, n.keyword_terms,
-             n.keywords
+      SELECT n.namespace, n.id, n.memory_type, n.tags, n.live, n.expires_at,
+             n.keyword_terms, n.keywords
       FROM new_rows n WHERE n.id = ANY(ids)) c;
   ELSE
     SELECT array_agg(o.id), array_agg(DISTINCT o.namespace) INTO ids, namespaces
@@ -280,16 +282,17 @@ BEGIN
     DELETE FROM memory_keywords k WHERE k.namespace = ANY(namespaces) AND k.id = ANY(ids);
   END IF;
   IF copies IS NOT NULL THEN
-    INSERT INTO memory_keywords (namespace, id, memory_type, live, expires_at, keyword_terms,
-                                 keywords)
-    SELECT c.namespace, c.id, c.memory_type, c.live, c.expires_at, c.keyword_terms, c.keywords
+    INSERT INTO memory_keywords (namespace, id, memory_type, tags, live, expires_at,
+                                 keyword_terms, keywords)
+    SELECT c.namespace, c.id, c.memory_type, c.tags, c.live, c.expires_at, c.keyword_terms,
+           c.keywords
     FROM jsonb_populate_recordset(NULL::memory_keywords, copies) c;
   END IF;
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION hindsight_ltm_keyword_rows() IS
-  'Keeps memory_keywords a copy of each memory''s terms, keyword vector, type, expiry and '
-  'liveness.';
+  'Keeps memory_keywords a copy of each memory''s terms, keyword vector, type, tags, '
+  'expiry and liveness.';
 
 -- name: long_term_memory_keywords_inserted
 CREATE TRIGGER long_term_memory_keywords_inserted AFTER INSERT ON long_term_memory

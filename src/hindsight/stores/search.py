@@ -187,10 +187,10 @@ _SAME_SHARD = "m.namespace = %(ns)s AND "
 
 # What the postings branch reads of each memory the postings name: memory_keywords' copy
 # alone when the filters read only what it copies (recall's default: expiry and
-# liveness; memory types), else the filters' columns from the memory's own row too: a
+# liveness; memory types and tags), else the filters' columns from the memory's own row too: a
 # primary-key probe a posting beside the copy's row (the memory's row was what a posting
 # cost before migration 0035; not measured with such filters since).
-_COPIED = ("memory_type", "live", "expires_at")
+_COPIED = ("memory_type", "tags", "live", "expires_at")
 _COPIED_SQL = ", ".join(f"m.{c}" for c in _COPIED)
 _LOOKED_UP_SQL = ", ".join(f"l.{c}" for c in FILTER_COLUMNS)
 _LOOKUP = (

@@ -254,6 +254,7 @@ memory_keywords = Table(
     Column("namespace", Text, nullable=False, comment="Namespace of the memory."),
     Column("id", UUID(as_uuid=True), nullable=False, comment="long_term_memory.id."),
     Column("memory_type", Text, nullable=False, comment="The memory's type (copied)."),
+    Column("tags", ARRAY(Text), nullable=False, comment="The memory's tags (copied)."),
     Column("live", Boolean, nullable=False, comment="The memory's live (copied)."),
     _timestamp("expires_at", "The memory's hard expiry (copied).", nullable=True, default=False),
     Column(
