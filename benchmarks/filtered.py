@@ -46,6 +46,7 @@ from hindsight.db.pool import Connection, open_pool
 from hindsight.services.bulk_import import BulkImporter, parse_line
 from hindsight.stores import search as search_store
 from hindsight.stores.filters import MemoryFilter, filter_sql
+from hindsight.stores.narrowing import UNNARROWED
 
 RESULTS = Path(__file__).resolve().parent / "results"
 NAMESPACE = "bench"
@@ -167,11 +168,10 @@ def statement(search: search_store.Search, arm: str, narrowed: bool) -> tuple[st
     sql, params = search.statement(arm)
     if not narrowed:  # as before narrowing: the filter checked on what the walk meets
         filters = filter_sql(search.filter, params, "m")
-        columns, lookup = search_store._postings(filters)
+        postings = search_store._postings(filters).replace("{index_gate}", UNNARROWED.index_gate)
         sql = (
             search_store.ARMS[arm]
-            .replace("{postings_columns}", columns)
-            .replace("{postings_lookup}", lookup)
+            .replace("{postings}", postings)
             .replace("{filters}", filters)
             .replace("{same_shard}", "")
         )

@@ -53,7 +53,7 @@ from benchmarks.stack import stores
 from hindsight.config import Settings
 from hindsight.db.pool import Connection, open_pool
 from hindsight.stores import search as search_store
-from hindsight.stores.filters import FILTER_COLUMNS_SQL, MemoryFilter
+from hindsight.stores.filters import FILTER_COLUMNS_SQL, MemoryFilter, filter_sql
 from hindsight.stores.narrowing import UNNARROWED
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS
 
@@ -83,11 +83,7 @@ COVER = [
 ]
 
 # today's arm with its postings branch reading a prototype instead of the memory's row
-_POSTINGS_BRANCH = """    (SELECT m.id FROM (
-         SELECT m.id, m.namespace, m.keywords, {postings_columns} FROM memory_keywords m
-         {postings_lookup}WHERE {same_shard}m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
-     WHERE m.namespace = %(ns)s{filters} AND {index_gate}
-     ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)"""
+_POSTINGS_BRANCH = "{postings}"
 
 
 def _postings_from(branch: str) -> str:
@@ -206,9 +202,9 @@ def statement(variant: str, search: search_store.Search) -> tuple[str, dict[str,
         raise SystemExit(f"--variants: unknown {variant!r}")
     template = search_store._statement(search_store._QUERY_TERMS, arm, search_store._SCORED)
     filled = search_store._narrowed(template, UNNARROWED)
-    columns, lookup = search_store._postings("")
-    filled = filled.replace("{postings_columns}", columns).replace("{postings_lookup}", lookup)
-    return filled.replace("{filters}", "").replace("{same_shard}", ""), params
+    # the request's filters on `wide`, which reads every column they may name
+    filters = filter_sql(search.filter, params, "m") if variant == "wide" else ""
+    return filled.replace("{filters}", filters).replace("{same_shard}", ""), params
 
 
 async def exact(conn: Connection, search: search_store.Search) -> tuple[float, int, float] | None:
@@ -227,7 +223,12 @@ async def exact(conn: Connection, search: search_store.Search) -> tuple[float, i
 
 
 async def compare(
-    url: str, namespace: str, queries: list[str], variants: list[str], settings: Settings
+    url: str,
+    namespace: str,
+    queries: list[str],
+    variants: list[str],
+    settings: Settings,
+    flt: MemoryFilter,
 ) -> dict[str, dict[str, float]]:
     pool = await open_pool(settings.model_copy(update={"db_pool_min": 1}), url, search=True)
     times: dict[str, list[float]] = {v: [] for v in variants}
@@ -242,7 +243,7 @@ async def compare(
         if "wide" in variants:
             for sql in WIDE:
                 await conn.execute(sql)  # type: ignore[arg-type]
-        searches = [perf.search_of(namespace, q, settings, MemoryFilter()) for q in queries]
+        searches = [perf.search_of(namespace, q, settings, flt) for q in queries]
         truth = [await exact(conn, s) for s in searches]
         for turn in range(2):
             for i, search in enumerate(searches):
@@ -342,6 +343,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--out", type=Path, default=RESULTS / "keyword_arms.md")
     parser.add_argument(
+        "--min-confidence",
+        type=float,
+        help="recall's min_confidence filter, on `today` and `wide` (a filter memory_keywords "
+        "does not hold: `today` then reads the memory's row too)",
+    )
+    parser.add_argument(
         "--only-common",
         action="store_true",
         help="only queries whose rarest term has more postings than the budget",
@@ -361,7 +368,8 @@ def main() -> None:
             queries = CORPORA[corpus].queries(5000 + args.queries)[5000:]
             if args.only_common:
                 queries = asyncio.run(only_common(url, queries, settings))
-            measured = asyncio.run(compare(url, "bench", queries, variants, settings))
+            flt = MemoryFilter(min_confidence=args.min_confidence)
+            measured = asyncio.run(compare(url, "bench", queries, variants, settings, flt))
             results[cell.name] = {
                 "queries": len(queries),
                 "load": round(os.getloadavg()[0], 1),

@@ -312,10 +312,13 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
             found = api.recall("which train does the user take", k=3)["results"]
             assert found[0]["key"] == "user.commute"
             assert api.recall("train", k=3, tags=["travel"])["results"]  # narrowed by label
+            # a filter memory_keywords does not hold: its postings probe the memories' rows
+            probed = api.recall("which train", k=3, min_confidence=0.1)["results"]
+            assert probed[0]["key"] == "user.commute"
             api.append("s", "one")
             api.append("s", "two")
             wait_until(
-                lambda: api.get(found[0]["id"])["access_count"] == 2, "the recalls are counted"
+                lambda: api.get(found[0]["id"])["access_count"] == 3, "the recalls are counted"
             )
             api.client.close()
         statements = logged(coordinator, role, since[coordinator.name])
@@ -371,7 +374,7 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
     ):
         assert any(p.startswith(start) for p in planned), (start, planned)
     searches = [w for worker in workers.values() for w in worker["recall"]]
-    assert len(searches) == 4  # two recalls, two arms each
+    assert len(searches) == 6  # three recalls, two arms each
     for applied in searches:
         assert applied["hnsw.ef_search"] == str(settings.hnsw_ef_search)
         assert applied["hnsw.iterative_scan"] == "relaxed_order"

@@ -102,6 +102,14 @@ def test_recall_of_a_large_namespace_finds_rare_words_through_the_copy(
     assert top(memory_types=["fact"])[0] == "boat"  # read from the copy alone
     assert top(min_confidence=0.3)[0] == "boat"  # read from the memories' rows too
     assert "boat" not in top(min_confidence=0.9)
+    # the postings are probed best first until enough pass: one far down the ranking that
+    # passes is still found
+    (note,) = api.client.get(f"{api.base}/memories", params={"key": "note.7"}).json()["memories"]
+    r = api.client.patch(f"{api.base}/memories/{note['id']}", json={"confidence": 0.95})
+    assert r.status_code == 200, r.text
+    hits = api.recall("the quokka by the garden shed", k=3, min_confidence=0.9)["results"]
+    assert [h["key"] for h in hits] == ["note.7"]
+    assert hits[0]["components"]["keyword_rank"] == 1
     assert "boat" not in top(tags=["odd"])
     (boat,) = api.client.get(f"{api.base}/memories", params={"key": "boat"}).json()["memories"]
     r = api.client.patch(f"{api.base}/memories/{boat['id']}", json={"tags": ["odd"]})

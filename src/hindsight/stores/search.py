@@ -100,11 +100,7 @@ arm AS (
        AND (SELECT v FROM qvec) IS NOT NULL AND m.keywords <#> (SELECT v FROM qvec) < 0
      ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)
     UNION ALL
-    (SELECT m.id FROM (
-         SELECT m.id, m.namespace, m.keywords, {postings_columns} FROM memory_keywords m
-         {postings_lookup}WHERE {same_shard}m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
-     WHERE m.namespace = %(ns)s{filters} AND {index_gate}
-     ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)
+{postings}
     UNION ALL
     (SELECT m.id FROM long_term_memory m
      WHERE m.namespace = %(ns)s{filters} AND {index_gate}
@@ -185,26 +181,41 @@ SELECT m.* FROM arm CROSS JOIN LATERAL (
 _SAME_SHARD = "m.namespace = %(ns)s AND "
 
 
-# What the postings branch reads of each memory the postings name: memory_keywords' copy
-# alone when the filters read only what it copies (recall's default: expiry and
-# liveness; memory types and tags), else the filters' columns from the memory's own row too: a
-# primary-key probe a posting beside the copy's row (the memory's row was what a posting
-# cost before migration 0035; not measured with such filters since).
+# The postings branch, in one of two forms. When the filters read only what
+# memory_keywords copies (recall's default: expiry and liveness; memory types and tags),
+# each posting is scored and filtered from the copy alone.
 _COPIED = ("memory_type", "tags", "live", "expires_at")
-_COPIED_SQL = ", ".join(f"m.{c}" for c in _COPIED)
-_LOOKED_UP_SQL = ", ".join(f"l.{c}" for c in FILTER_COLUMNS)
-_LOOKUP = (
-    f"CROSS JOIN LATERAL (SELECT {', '.join(f't.{c}' for c in FILTER_COLUMNS)} "
-    "FROM long_term_memory t WHERE t.namespace = %(ns)s AND t.id = m.id OFFSET 0) l\n         "
-)
+_COPY_POSTINGS = f"""    (SELECT m.id FROM (
+         SELECT m.id, m.namespace, m.keywords, {", ".join(f"m.{c}" for c in _COPIED)}
+         FROM memory_keywords m
+         WHERE {{same_shard}}m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
+     WHERE m.namespace = %(ns)s{{filters}} AND {{index_gate}}
+     ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)"""
+# Otherwise the filters' columns come from the memory's own row, a primary-key probe each,
+# so the postings are scored from the copy and ranked first, and the memories are probed
+# best first until n pass: a filter that admits most memories costs about n probes, not
+# one a posting. (Probing every posting took the arm alone at 100k from 4.4-6.9 to 10.9-16.1
+# ms p50 with min_confidence set, 1.6-2x the arm before the copy existed;
+# benchmarks/README item 36.) The ranked subquery's order carries through the nested loop,
+# so the LIMIT stops it early.
+_PROBED_POSTINGS = f"""    (SELECT m.id FROM (
+         SELECT c.id, c.d, {", ".join(f"l.{c}" for c in FILTER_COLUMNS)} FROM (
+             SELECT m.id, m.keywords <#> (SELECT v FROM qvec) AS d FROM (
+                 SELECT m.id, m.namespace, m.keywords FROM memory_keywords m
+                 WHERE {{same_shard}}m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
+             WHERE m.namespace = %(ns)s AND {{index_gate}}
+             ORDER BY m.keywords <#> (SELECT v FROM qvec) OFFSET 0) c
+         CROSS JOIN LATERAL (
+             SELECT {", ".join(f"t.{c}" for c in FILTER_COLUMNS)} FROM long_term_memory t
+             WHERE t.namespace = %(ns)s AND t.id = c.id OFFSET 0) l) m
+     WHERE true{{filters}}
+     ORDER BY m.d LIMIT %(n)s)"""
 _READ = re.compile(r"\bm\.(\w+)")
 
 
-def _postings(filters: str) -> tuple[str, str]:
-    """The postings branch's columns and lookup for `filters` (as filter_sql renders them)."""
-    if set(_READ.findall(filters)) <= set(_COPIED):
-        return _COPIED_SQL, ""
-    return _LOOKED_UP_SQL, _LOOKUP
+def _postings(filters: str) -> str:
+    """The postings branch for `filters` (as filter_sql renders them)."""
+    return _COPY_POSTINGS if set(_READ.findall(filters)) <= set(_COPIED) else _PROBED_POSTINGS
 
 
 def _statement(*parts: str) -> str:
@@ -272,8 +283,8 @@ class Search:
         narrowing = narrowing_of(self.filter, params)
         sql = ARMS[arm] if narrowing is UNNARROWED else _narrowed(_TEMPLATES[arm], narrowing)
         same_shard = _SAME_SHARD if sharded else ""
-        columns, lookup = _postings(filters)
-        sql = sql.replace("{postings_columns}", columns).replace("{postings_lookup}", lookup)
+        postings = _postings(filters).replace("{index_gate}", narrowing.index_gate)
+        sql = sql.replace("{postings}", postings)
         return sql.replace("{filters}", filters).replace("{same_shard}", same_shard), params
 
 
