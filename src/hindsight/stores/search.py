@@ -74,8 +74,9 @@ arm AS (
 # The keyword arm of a large namespace reads the posting lists (GIN on keyword_terms) of the
 # query's rarest terms, up to a budget of postings, and scores those memories exactly, from
 # memory_keywords: a narrow copy of each memory's keyword columns, ~0.1 kB a row where the
-# memory's own is ~1.2 kB (measured at 100k, recall end to end: English p50 / p99 10.1 /
-# 26.4 -> 8.5 / 19.5 ms; migration 0035, benchmarks/README item 35). The
+# memory's own is ~1.2 kB (migration 0035; measured at 100k, the arm alone 1.2-1.3x faster
+# at p50, recall end to end 5-10%: English p50 / p99 11.5 / 24.6 -> 10.3 / 20.9 ms,
+# benchmarks/README item 36). The
 # best BM25 matches nearly always hold a rare term, and an HNSW graph over sparse vectors is
 # a poor guide (measured at 100k memories: 0.54 of the exact top 10 at ef_search 40, against
 # 0.98 from 3,000 postings). When even the rarest term is too common for the budget, every
