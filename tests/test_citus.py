@@ -24,7 +24,7 @@ from hindsight.services.roles import Role
 from tests.conftest import Api, make_settings
 from tests.support.citus import BIN, Node, PgCluster, log_position, logged, routes
 from tests.support.cli import hindsight
-from tests.support.keyword_copy import keyword_copy_drift
+from tests.support.copies import copies_drift
 from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
@@ -214,12 +214,12 @@ def test_a_migration_written_after_distributing_applies(
                 "SELECT count(*) FROM keyword_stats WHERE namespace = 'after-0028'"
             ).fetchone()
         assert terms is not None and terms[0] > 0
-        assert keyword_copy_drift(url, "after-0028") == []
+        assert copies_drift(url, "after-0028") == []
         # and back down past it and up again on the cluster: the copy is made anew
         for step in (("downgrade", "0034"), ("upgrade",)):
             done = hindsight("db", *step, database_url=url)
             assert done.returncode == 0, done.stderr
-        assert keyword_copy_drift(url, "after-0028") == []
+        assert copies_drift(url, "after-0028") == []
         assert citus.status(url)[1] == []
 
 
@@ -315,6 +315,9 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
             # a filter memory_keywords does not hold: its postings probe the memories' rows
             probed = api.recall("which train", k=3, min_confidence=0.1)["results"]
             assert probed[0]["key"] == "user.commute"
+            # admitting none (no more than the exact-search limit of 0): counted through
+            # memory_confidence and read exactly (migration 0036)
+            assert api.recall("which train", k=3, min_confidence=0.99)["results"] == []
             api.append("s", "one")
             api.append("s", "two")
             wait_until(
@@ -374,7 +377,7 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
     ):
         assert any(p.startswith(start) for p in planned), (start, planned)
     searches = [w for worker in workers.values() for w in worker["recall"]]
-    assert len(searches) == 6  # three recalls, two arms each
+    assert len(searches) == 8  # four recalls, two arms each
     for applied in searches:
         assert applied["hnsw.ef_search"] == str(settings.hnsw_ef_search)
         assert applied["hnsw.iterative_scan"] == "relaxed_order"

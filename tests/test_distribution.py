@@ -14,7 +14,7 @@ import psycopg
 from hindsight.db import citus, migrate
 from hindsight.embeddings.builtin import BuiltinEmbedder
 from tests.conftest import Api, make_settings
-from tests.support.keyword_copy import keyword_copy_drift
+from tests.support.copies import copies_drift
 from tests.support.labels import label_drift
 from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
@@ -176,7 +176,7 @@ def test_revision_0017_keeps_the_data_down_and_up(fresh_db: str, redis_url: str,
         migrate.upgrade(config)
         assert conn.execute(snapshot, (food,)).fetchone() == before
         assert label_drift(fresh_db, ns) == []
-        assert keyword_copy_drift(fresh_db) == []
+        assert copies_drift(fresh_db) == []
         for table in BY_NAMESPACE - {"working_sessions"}:
             key = conn.execute(primary_key, (table,)).fetchone()
             assert key is not None and key[0][0] == "namespace", (table, key)

@@ -19,7 +19,7 @@ import psycopg
 import pytest
 
 from tests.conftest import Api, make_settings
-from tests.support.keyword_copy import keyword_copy_drift
+from tests.support.copies import copies_drift
 from tests.support.labels import label_drift
 from tests.support.servers import ThreadServer
 
@@ -113,10 +113,39 @@ def test_a_filter_admitting_few_memories_of_a_large_namespace_finds_every_one(ap
     assert all(hit["key"].startswith("crowd.") for hit in everything["results"])
 
 
+def test_a_high_min_confidence_in_a_large_namespace_finds_every_memory_it_admits(
+    api: Api, module_db: str
+) -> None:
+    """min_confidence is counted through memory_confidence (migration 0036): the few it
+    admits are scored exactly, and the count follows reinforcements, edits and archiving."""
+    sure = [
+        {"key": f"sure.{i}", "value": f"{WORDS[i]} {WORDS[i + 1]} on the trip", "confidence": 0.95}
+        for i in range(5)
+    ]
+    observe_all(api, crowd(300) + sure)
+    query = "note about the trip"
+    expected = {m["key"] for m in sure}
+    assert keys(api.recall(query, k=10, min_confidence=0.9)) == expected
+    # reinforced four times from 0.5, a crowd memory reaches 0.9
+    for _ in range(4):
+        api.observe(crowd(300)[7])
+    assert keys(api.recall(query, k=10, min_confidence=0.9)) == expected | {"crowd.7"}
+    (sure0,) = api.client.get(f"{api.base}/memories", params={"key": "sure.0"}).json()["memories"]
+    r = api.client.patch(f"{api.base}/memories/{sure0['id']}", json={"confidence": 0.6})
+    assert r.status_code == 200, r.text
+    (sure1,) = api.client.get(f"{api.base}/memories", params={"key": "sure.1"}).json()["memories"]
+    r = api.client.patch(f"{api.base}/memories/{sure1['id']}", json={"status": "archived"})
+    assert r.status_code == 200, r.text
+    left = expected - {"sure.0", "sure.1"} | {"crowd.7"}
+    assert keys(api.recall(query, k=10, min_confidence=0.9)) == left
+    assert keys(api.recall(query, k=10, min_confidence=0.9, tags=["work"])) == {"crowd.7"}
+    assert copies_drift(module_db, api.ns) == []
+
+
 def test_label_counts_stay_exact_through_every_write(api: Api, module_db: str) -> None:
     def check() -> None:
         assert label_drift(module_db, api.ns) == []
-        assert keyword_copy_drift(module_db, api.ns) == []
+        assert copies_drift(module_db, api.ns) == []
 
     created = api.observe(
         {"key": "a", "value": "alpha", "tags": ["x"]},

@@ -9,7 +9,7 @@ import psycopg
 
 from tests.conftest import Api
 from tests.support.cli import hindsight
-from tests.support.keyword_copy import keyword_copy_drift
+from tests.support.copies import copies_drift
 from tests.support.labels import label_drift
 from tests.support.servers import ThreadServer
 
@@ -88,7 +88,7 @@ def test_import_loads_new_keys_and_observes_known_ones(
     } <= indexes
     assert df == (12_001,)  # the document count the keyword arm's IDF uses
     assert label_drift(fresh_db, "imp") == []  # what recall's filters count by
-    assert keyword_copy_drift(fresh_db, "imp") == []  # what the keyword arm reads
+    assert copies_drift(fresh_db, "imp") == []  # what the keyword arm reads
 
 
 def test_a_bad_line_stops_the_import_before_anything_is_written(

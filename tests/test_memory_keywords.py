@@ -1,6 +1,7 @@
-"""memory_keywords, the narrow copy of each memory's keyword columns that recall's keyword
-arm reads its postings from (migration 0035): it follows its memory through every write,
-and recall over it finds what it found over the memories' own rows."""
+"""The copies of each memory's columns that recall reads: memory_keywords, the keyword arm's
+postings (migration 0035), and memory_confidence, min_confidence's index (0036). Each
+follows its memory through every write, and recall over them finds what it found over the
+memories' own rows."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from hindsight.services.roles import Role
 from tests.conftest import Api, make_settings
-from tests.support.keyword_copy import copies, keyword_copy_drift
+from tests.support.copies import copies, copies_drift
 from tests.support.servers import ThreadServer
 from tests.test_roles import make_key
 
@@ -23,11 +24,9 @@ def writer(server: ThreadServer, migrated: str, ns: str) -> Iterator[Api]:
     api.client.close()
 
 
-def copy_version(url: str, memory_id: str) -> str:
+def copy_version(url: str, memory_id: str, table: str = "memory_keywords") -> str:
     with psycopg.connect(url) as conn:
-        row = conn.execute(
-            "SELECT xmin::text FROM memory_keywords WHERE id = %s", (memory_id,)
-        ).fetchone()
+        row = conn.execute(f"SELECT xmin::text FROM {table} WHERE id = %s", (memory_id,)).fetchone()
     assert row is not None
     return str(row[0])
 
@@ -36,21 +35,36 @@ def test_the_copy_follows_a_memory_through_every_state(
     api: Api, writer: Api, migrated: str
 ) -> None:
     def check(n: int) -> None:
-        assert keyword_copy_drift(migrated, api.ns) == []
+        assert copies_drift(migrated, api.ns) == []
         assert copies(migrated, api.ns) == n
+        assert copies(migrated, api.ns, "memory_confidence") == n
 
     city, otp = api.observe(
         {"key": "user.city", "value": "Alex lives in Perth", "tags": ["home"]},
         {"key": "otp", "value": "one-time code 4411", "ttl_seconds": 3600},
     )
     check(2)
-    # a reinforcement changes no copied column: the copy is not written again
+    # a reinforcement changes no column of the keyword copy, which is not written again;
+    # it raises the confidence, whose copy follows
     before = copy_version(migrated, city["id"])
+    confident = copy_version(migrated, city["id"], "memory_confidence")
     assert api.observe({"key": "user.city", "value": "Alex lives in Perth"})[0]["id"] == city["id"]
     assert copy_version(migrated, city["id"]) == before
+    assert copy_version(migrated, city["id"], "memory_confidence") != confident
+    check(2)
+    # new tags change neither the confidence nor liveness: that copy is not written again
+    confident = copy_version(migrated, city["id"], "memory_confidence")
+    r = api.client.patch(f"{api.base}/memories/{city['id']}", json={"tags": ["home", "au"]})
+    assert r.status_code == 200, r.text
+    assert copy_version(migrated, city["id"], "memory_confidence") == confident
     api.observe({"key": "user.city", "value": "Alex moved to Hobart in May"})  # superseded
     check(2)
-    for change in ({"memory_type": "event"}, {"status": "archived"}, {"status": "active"}):
+    for change in (
+        {"memory_type": "event"},
+        {"confidence": 0.9},
+        {"status": "archived"},
+        {"status": "active"},
+    ):
         r = api.client.patch(f"{api.base}/memories/{city['id']}", json=change)
         assert r.status_code == 200, r.text
         check(2)
@@ -93,21 +107,21 @@ def test_recall_of_a_large_namespace_finds_rare_words_through_the_copy(
     large: ThreadServer, module_db: str
 ) -> None:
     api = Api.at(large.url, "large")
-    assert keyword_copy_drift(module_db, "large") == []
+    assert copies_drift(module_db, "large") == []
 
     def top(**filters: object) -> list[str]:
         return [h["key"] for h in api.recall("where is the quokka", k=3, **filters)["results"]]
 
     assert top()[0] == "boat"
     assert top(memory_types=["fact"])[0] == "boat"  # read from the copy alone
-    assert top(min_confidence=0.3)[0] == "boat"  # read from the memories' rows too
-    assert "boat" not in top(min_confidence=0.9)
+    assert top(min_importance=0.3)[0] == "boat"  # read from the memories' rows too
+    assert "boat" not in top(min_importance=0.9)
     # the postings are probed best first until enough pass: one far down the ranking that
-    # passes is still found
+    # passes is still found (min_importance is counted nowhere: no narrowing)
     (note,) = api.client.get(f"{api.base}/memories", params={"key": "note.7"}).json()["memories"]
-    r = api.client.patch(f"{api.base}/memories/{note['id']}", json={"confidence": 0.95})
+    r = api.client.patch(f"{api.base}/memories/{note['id']}", json={"importance": 0.95})
     assert r.status_code == 200, r.text
-    hits = api.recall("the quokka by the garden shed", k=3, min_confidence=0.9)["results"]
+    hits = api.recall("the quokka by the garden shed", k=3, min_importance=0.9)["results"]
     assert [h["key"] for h in hits] == ["note.7"]
     assert hits[0]["components"]["keyword_rank"] == 1
     assert "boat" not in top(tags=["odd"])

@@ -47,8 +47,9 @@ PER_ARM = 20
 # statistics, a small namespace searched exactly. A quarter of the big namespace is far
 # above all of them and far below what a full-table join or scan reads.
 BOUND = BIG // 4
-# the tables recall and the near-duplicate check read (the keyword arm's postings: 0035)
-SEARCHED = ("long_term_memory", "memory_keywords")
+# the tables recall and the near-duplicate check read (the keyword arm's postings: 0035;
+# min_confidence's index: 0036)
+SEARCHED = ("long_term_memory", "memory_keywords", "memory_confidence")
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +68,8 @@ def big_db(pg_url: str) -> Iterator[str]:
                     "memory_type": "event",
                     "tags": ["trip"] if i % 2 else ["trip", "work"],
                     "occurred_at": (LONG_AGO + timedelta(days=i)).isoformat(),
+                    # a confidence nothing else has (the rest are at the initial 0.5)
+                    "confidence": 0.95,
                 }
             )
             for i, m in enumerate(corpus.memories(FEW, "few"))
@@ -105,7 +108,11 @@ def searches(namespace: str) -> Iterator[tuple[str, search_store.Search]]:
         MemoryFilter(occurred_after=LONG_AGO, occurred_before=LONG_AGO + timedelta(days=60)),
         MemoryFilter(occurred_before=LONG_AGO + timedelta(days=20), tags=("work",)),
         MemoryFilter(created_before=LONG_AGO),
+        MemoryFilter(min_confidence=0.9),
+        MemoryFilter(min_confidence=0.9, tags=("work",)),
+        MemoryFilter(min_confidence=0.99),
         # admits most memories: the indexes still answer
+        MemoryFilter(min_confidence=0.3),
         MemoryFilter(created_after=LONG_AGO, tags_any=("work",)),
     ]
     for query in queries:
@@ -330,6 +337,11 @@ NARROW = {
     "types=event,tags=work": (
         MemoryFilter(memory_types=("event",), tags=("work",)),
         "memory_type = 'event' AND 'work' = ANY(tags)",
+    ),
+    "min_confidence=0.9": (MemoryFilter(min_confidence=0.9), "confidence >= 0.9"),
+    "min_confidence=0.9,tags=work": (
+        MemoryFilter(min_confidence=0.9, tags=("work",)),
+        "confidence >= 0.9 AND 'work' = ANY(tags)",
     ),
     "occurred in 2001": (
         MemoryFilter(occurred_after=LONG_AGO, occurred_before=LONG_AGO + timedelta(days=30)),

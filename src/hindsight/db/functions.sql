@@ -309,6 +309,67 @@ CREATE TRIGGER long_term_memory_keywords_deleted AFTER DELETE ON long_term_memor
   REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_keyword_rows();
 
+-- name: hindsight_ltm_confidence_rows
+-- memory_confidence holds each memory's confidence and liveness with an index on the
+-- confidence (migration 0036), so that recall can count and read the few memories a high
+-- min_confidence admits instead of walking the HNSW graph until it meets them. The
+-- memory's own row has no such index: one would make every reinforcement, which changes
+-- the confidence, a non-HOT update that enters the row into both HNSW graphs again. Here a
+-- reinforcement rewrites a row of a few dozen bytes and its two b-tree entries; a change of
+-- anything else (an access, a tier move, new tags) writes nothing. (The transition tables
+-- are read first, as above.)
+CREATE OR REPLACE FUNCTION hindsight_ltm_confidence_rows() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+  ids uuid[];
+  namespaces text[];
+  copies jsonb;
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    SELECT jsonb_agg(c) INTO copies FROM (
+      SELECT n.namespace, n.id, n.live, n.confidence FROM new_rows n) c;
+  ELSIF TG_OP = 'UPDATE' THEN
+    SELECT array_agg(o.id), array_agg(DISTINCT o.namespace) INTO ids, namespaces
+    FROM old_rows o JOIN new_rows n ON n.id = o.id
+    WHERE (o.namespace, o.live, o.confidence) IS DISTINCT FROM
+          (n.namespace, n.live, n.confidence);
+    IF ids IS NULL THEN
+      RETURN NULL;
+    END IF;
+    SELECT jsonb_agg(c) INTO copies FROM (
+      SELECT n.namespace, n.id, n.live, n.confidence FROM new_rows n WHERE n.id = ANY(ids)) c;
+  ELSE
+    SELECT array_agg(o.id), array_agg(DISTINCT o.namespace) INTO ids, namespaces
+    FROM old_rows o;
+  END IF;
+  IF ids IS NOT NULL THEN  -- ANY(NULL) would leave Citus no shard to route to
+    DELETE FROM memory_confidence c WHERE c.namespace = ANY(namespaces) AND c.id = ANY(ids);
+  END IF;
+  IF copies IS NOT NULL THEN
+    INSERT INTO memory_confidence (namespace, id, live, confidence)
+    SELECT c.namespace, c.id, c.live, c.confidence
+    FROM jsonb_populate_recordset(NULL::memory_confidence, copies) c;
+  END IF;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION hindsight_ltm_confidence_rows() IS
+  'Keeps memory_confidence a copy of each memory''s confidence and liveness.';
+
+-- name: long_term_memory_confidence_inserted
+CREATE TRIGGER long_term_memory_confidence_inserted AFTER INSERT ON long_term_memory
+  REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_confidence_rows();
+
+-- name: long_term_memory_confidence_updated
+CREATE TRIGGER long_term_memory_confidence_updated AFTER UPDATE ON long_term_memory
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_confidence_rows();
+
+-- name: long_term_memory_confidence_deleted
+CREATE TRIGGER long_term_memory_confidence_deleted AFTER DELETE ON long_term_memory
+  REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_confidence_rows();
+
 -- name: hindsight_session_ended
 -- An ended session's event and experience memories are demoted a policy delay later; the
 -- lifecycle pass reads this queue. (The transition tables are read first, as above.)

@@ -125,9 +125,10 @@ async def erase_namespace(conn: Connection, namespace: str, *, actor: str) -> di
         counts[table] = cur.rowcount
     for table in ("memory_history", "keyword_stats"):  # written by the deletion itself
         await conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (namespace,))
-    # emptied by the deletion's trigger; a copy whose memory was gone already (a session
+    # emptied by the deletion's triggers; a copy whose memory was gone already (a session
     # with triggers off) would stay
-    await conn.execute("DELETE FROM memory_keywords WHERE namespace = %s", (namespace,))
+    for table in ("memory_keywords", "memory_confidence"):
+        await conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (namespace,))
     if counts["namespace_policy"]:
         await policies.bump_version(conn)
     return counts
@@ -155,7 +156,7 @@ async def last_erased_at(conn: Connection, namespace: str) -> datetime | None:
 # What a namespace's rows are copied into besides its own tables (texts, by content hash).
 SHARED_TABLES = ("embedding_cache",)
 # Emptied of a namespace by long_term_memory's deletion triggers, not by a DELETE here.
-MEMORY_TRIGGER_TABLES = ("memory_access", "memory_keywords")
+MEMORY_TRIGGER_TABLES = ("memory_access", "memory_keywords", "memory_confidence")
 
 
 async def vacuum(conn: Connection, *, full: bool) -> None:

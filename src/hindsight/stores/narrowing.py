@@ -5,22 +5,25 @@ Through HNSW, a filter is checked on the rows the walk meets, and pgvector's ite
 walks on until k of them pass, up to hnsw.max_scan_tuples. The fewer a filter admits, the
 longer the walk, and the more of what it admits the walk never meets: on one namespace of
 100k English sentences, a filter admitting 5% took the vector arm 13-690 ms and missed 3 of
-20 memories asked for (benchmarks/README.md, items 29-30).
+20 memories asked for (benchmarks/README.md, items 29-30); min_confidence admitting 0.11%
+of 100k, 63-67 ms (item 37).
 
 So each arm first asks how many rows the filter admits, through the conditions an index can
 enumerate (migration 0024), cheapest first:
 
 - labels: the memory types (any of), the tags_any (any of), or one tag of tags,
   whichever admits fewest, counted exactly from keyword_stats (no rows read);
-- the occurred_* window, then the created_* window: counted through their indexes, up to
-  one past the limit (at most that many index entries read).
+- min_confidence, counted through memory_confidence's index (migration 0036), then the
+  occurred_* window, then the created_* window, through theirs: up to one past the limit
+  (at most that many index entries read).
 
 The first that admits at most HINDSIGHT_EXACT_SEARCH_MAX_ROWS rows is read through its
 index, the whole filter applied, and scored exactly: never more rows than the limit. When
 none does, the filter admits so many that the HNSW walk meets k of them soon (k·N/limit
-rows at most, on average). min_confidence and observed_* are not counted: confidence and
-last_observed change on every reinforcement, and an index over them would make each
-reinforcement rewrite both HNSW indexes. Alone, they narrow what the walk meets.
+rows at most, on average). min_importance and observed_* are not counted: importance and
+last_observed change on reinforcements, an index over them on the memory's row would make
+each reinforcement rewrite both HNSW indexes, and no copy of them is kept with one (as
+memory_confidence is of the confidence). Alone, they narrow what the walk meets.
 
 Each arm counts for itself. The arms run at once on two connections, so the count costs
 their wall time once (a window too broad to narrow: 10.8 -> 11.5 ms p50 at 100k); sharing
@@ -84,6 +87,23 @@ _SPARSE_DISTANCE = "m.keywords <#> (SELECT v FROM qvec)"
 # the keyword arm scores only rows that share a term with the query
 _SPARSE_ALSO = f" AND (SELECT v FROM qvec) IS NOT NULL AND {_SPARSE_DISTANCE} < 0"
 
+# memory_confidence's rows count; the memories themselves are then probed by primary key.
+# The bound is cast: psycopg sends a float as float8, and a numeric column compared with a
+# float8 is cast entry by entry, which its index cannot serve (the count read every entry
+# of the namespace, 13 ms at 100k, where it reads those admitted).
+_CONFIDENCE_ADMITTED = """
+                  SELECT c.id FROM memory_confidence c
+                  WHERE c.namespace = %(ns)s AND c.live
+                    AND c.confidence >= %(f_min_conf)s::numeric"""
+_CONFIDENCE_COUNTED = f"""
+        WHEN (SELECT count(*) FROM ({_CONFIDENCE_ADMITTED}
+                  LIMIT %(exact_max)s + 1) c) <= %(exact_max)s THEN 'confidence'"""
+_CONFIDENCE_CONDITION = (
+    "m.namespace = %(ns)s AND m.live AND m.id = ANY(ARRAY("
+    + " ".join(_CONFIDENCE_ADMITTED.split())
+    + "))"
+)
+
 _LABELS_CONDITION = (
     "m.live AND hindsight_labels(m.namespace, m.memory_type, m.tags) && (SELECT keys FROM fewest)"
 )
@@ -137,6 +157,9 @@ def narrowing_of(f: MemoryFilter, params: dict[str, Any]) -> Narrowing:
         params["labels"] = array_literal(labels)
         params["label_alternatives"] = array_literal(which)
         conditions.append(("labels", _LABELS_CONDITION))
+    if f.min_confidence is not None:
+        params["f_min_conf"] = f.min_confidence
+        conditions.append(("confidence", _CONFIDENCE_CONDITION))
     for way, condition in (
         ("occurred", occurred_sql(f, params, "m")),
         ("created", created_sql(f, params, "m")),
@@ -148,6 +171,8 @@ def narrowing_of(f: MemoryFilter, params: dict[str, Any]) -> Narrowing:
     ways = "".join(
         "\n        WHEN (SELECT n FROM fewest) <= %(exact_max)s THEN 'labels'"
         if way == "labels"
+        else _CONFIDENCE_COUNTED
+        if way == "confidence"
         else _COUNTED.format(condition=condition, way=way)
         for way, condition in conditions
     )

@@ -195,10 +195,13 @@ _COPY_POSTINGS = f"""    (SELECT m.id FROM (
 # Otherwise the filters' columns come from the memory's own row, a primary-key probe each,
 # so the postings are scored from the copy and ranked first, and the memories are probed
 # best first until n pass: a filter that admits most memories costs about n probes, not
-# one a posting. (Probing every posting took the arm alone at 100k from 4.4-6.9 to 10.9-16.1
-# ms p50 with min_confidence set, 1.6-2x the arm before the copy existed;
+# one a posting. (Probing every posting took the arm alone at 100k from 4.4-6.9 to
+# 10.9-16.1 ms p50 with min_confidence set, 1.6-2x the arm before the copy existed;
 # benchmarks/README item 36.) The ranked subquery's order carries through the nested loop,
-# so the LIMIT stops it early.
+# so the LIMIT stops it early. A filter that admits few still probes every posting (at
+# 100k, min_confidence admitting 1.1%: 2x the arm before the copy, item 37), so a
+# min_confidence admitting few is narrowed instead (stores.narrowing, migration 0036);
+# min_importance and observed_* still come here.
 _PROBED_POSTINGS = f"""    (SELECT m.id FROM (
          SELECT c.id, c.d, {", ".join(f"l.{c}" for c in FILTER_COLUMNS)} FROM (
              SELECT m.id, m.keywords <#> (SELECT v FROM qvec) AS d FROM (

@@ -281,6 +281,30 @@ Index(
     postgresql_with={"fastupdate": "off"},
 )
 
+# Each memory's confidence, with the index long_term_memory cannot have (a reinforcement
+# changes it, and an index on it would make that a non-HOT update of the memory's row): what
+# lets recall count and read the few memories a high min_confidence admits (migration 0036).
+memory_confidence = Table(
+    "memory_confidence",
+    metadata,
+    Column("namespace", Text, nullable=False, comment="Namespace of the memory."),
+    Column("id", UUID(as_uuid=True), nullable=False, comment="long_term_memory.id."),
+    Column("live", Boolean, nullable=False, comment="The memory's live (copied)."),
+    Column(
+        "confidence", Numeric(5, 4), nullable=False, comment="The memory's confidence (copied)."
+    ),
+    PrimaryKeyConstraint("namespace", "id", name="pk_memory_confidence"),
+    comment="Each long-term memory's confidence and liveness, kept by triggers on "
+    "long_term_memory, indexed for recall's min_confidence filter.",
+)
+Index(
+    "ix_memory_confidence_live",
+    memory_confidence.c.namespace,
+    memory_confidence.c.confidence,
+    postgresql_include=["id"],
+    postgresql_where=text("live"),
+)
+
 memory_history = Table(
     "memory_history",
     metadata,
