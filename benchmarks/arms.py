@@ -53,15 +53,20 @@ def buffers(plan: dict[str, Any]) -> tuple[int, int]:
     return plan.get("Shared Hit Blocks", 0), plan.get("Shared Read Blocks", 0)
 
 
+# the tables an arm reads memories' rows from: the memories, the keyword arm's postings'
+# copy (migration 0035) and min_confidence's (0036)
+READ = ("long_term_memory", "memory_keywords", "memory_confidence")
+
+
 def rows_read(plan: dict[str, Any]) -> int:
-    """Rows of long_term_memory the statement's scans read, kept or filtered out, beside
+    """Rows of the memory tables the statement's scans read, kept or filtered out, beside
     the by-id fetch of each candidate (the primary key probes, one row each): what grows
     with the namespace when an arm does more than walk an index to its k rows."""
     return round(
         sum(
             node.rows_read
             for node in executed_nodes(plan)
-            if node.relation == "long_term_memory" and node.index != "pk_long_term_memory"
+            if node.relation in READ and node.index != "pk_long_term_memory"
         )
     )
 

@@ -105,6 +105,10 @@ PIECES: dict[str, list[str]] = {
     "keyword copy (memory_keywords: row, key, GIN postings)": [
         "ALTER TABLE long_term_memory DISABLE TRIGGER long_term_memory_keywords_inserted"
     ],
+    # from 0036: each memory's confidence, its key and its index, written by a trigger
+    "confidence copy (memory_confidence: row, key, index)": [
+        "ALTER TABLE long_term_memory DISABLE TRIGGER long_term_memory_confidence_inserted"
+    ],
     "GIN labels": ["DROP INDEX ix_long_term_memory_labels"],
     "other b-trees (time windows, expiry, quarantine)": [
         f"DROP INDEX {name}" for name in _OTHER_BTREES
