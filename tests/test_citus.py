@@ -315,8 +315,8 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
             # a filter memory_keywords does not hold: its postings probe the memories' rows
             probed = api.recall("which train", k=3, min_confidence=0.1)["results"]
             assert probed[0]["key"] == "user.commute"
-            # admitting none (no more than the exact-search limit of 0): counted through
-            # memory_confidence and read exactly (migration 0036)
+            # admitting none (no more than the exact-search limit of 0): the statements
+            # that count it through memory_confidence (migration 0036) run on one shard too
             assert api.recall("which train", k=3, min_confidence=0.99)["results"] == []
             api.append("s", "one")
             api.append("s", "two")

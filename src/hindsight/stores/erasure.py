@@ -155,7 +155,8 @@ async def last_erased_at(conn: Connection, namespace: str) -> datetime | None:
 
 # What a namespace's rows are copied into besides its own tables (texts, by content hash).
 SHARED_TABLES = ("embedding_cache",)
-# Emptied of a namespace by long_term_memory's deletion triggers, not by a DELETE here.
+# Emptied of a namespace by long_term_memory's deletion triggers (the copies also by a
+# DELETE of their own in erase_namespace, for rows a trigger-less session left behind).
 MEMORY_TRIGGER_TABLES = ("memory_access", "memory_keywords", "memory_confidence")
 
 
