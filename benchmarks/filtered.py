@@ -125,8 +125,8 @@ class FilterClass:
         if self.name == "occurred: its year":
             after, before = _year(occurred)
             return MemoryFilter(occurred_after=after, occurred_before=before)
-        if self.name == "min_confidence 0.88":
-            return MemoryFilter(min_confidence=0.88)
+        if self.name.startswith("min_confidence "):
+            return MemoryFilter(min_confidence=float(self.name.split()[1]))
         if self.name.startswith("tag "):
             return MemoryFilter(tags=(self.picks.split("'")[1],))
         if self.name.startswith("type "):
@@ -144,7 +144,9 @@ CLASSES = [
     FilterClass("occurred: its month", "occurred_at IS NOT NULL", True),
     FilterClass("occurred: its year", "occurred_at IS NOT NULL", True),
     FilterClass("tag 2% and its year", "'tag9' = ANY(tags) AND occurred_at IS NOT NULL", True),
-    FilterClass("min_confidence 0.88", "confidence >= 0.88", False),
+    # counted through memory_confidence since migration 0036
+    FilterClass("min_confidence 0.88", "confidence >= 0.88", True),
+    FilterClass("min_confidence 0.895", "confidence >= 0.895", True),
 ]
 
 
