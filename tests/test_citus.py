@@ -25,6 +25,7 @@ from tests.conftest import Api, make_settings
 from tests.support.citus import BIN, Node, PgCluster, log_position, logged, routes
 from tests.support.cli import hindsight
 from tests.support.copies import copies_drift
+from tests.support.labels import label_drift
 from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
 
@@ -220,6 +221,7 @@ def test_a_migration_written_after_distributing_applies(
             done = hindsight("db", *step, database_url=url)
             assert done.returncode == 0, done.stderr
         assert copies_drift(url, "after-0028") == []
+        assert label_drift(url, "after-0028") == []  # the confidence buckets counted anew
         assert citus.status(url)[1] == []
 
 
@@ -316,7 +318,8 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
             probed = api.recall("which train", k=3, min_confidence=0.1)["results"]
             assert probed[0]["key"] == "user.commute"
             # admitting none (no more than the exact-search limit of 0): the statements
-            # that count it through memory_confidence (migration 0036) run on one shard too
+            # that count it per confidence bucket (keyword_stats, migration 0037) and read
+            # what it admits from memory_confidence (0036) run on one shard too
             assert api.recall("which train", k=3, min_confidence=0.99)["results"] == []
             api.append("s", "one")
             api.append("s", "two")

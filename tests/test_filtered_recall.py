@@ -141,7 +141,10 @@ def test_a_high_min_confidence_in_a_large_namespace_finds_every_memory_it_admits
     left = expected - {"sure.0", "sure.1"} | {"crowd.7"}
     assert keys(api.recall(query, k=10, min_confidence=0.9)) == left
     assert keys(api.recall(query, k=10, min_confidence=0.9, tags=["work"])) == {"crowd.7"}
+    # within the crowd's bucket (0.5-0.55), which the counts per bucket cannot split
+    assert keys(api.recall(query, k=10, min_confidence=0.51)) == left | {"sure.0"}  # at 0.6
     assert copies_drift(module_db, api.ns) == []
+    assert label_drift(module_db, api.ns) == []
 
 
 def test_label_counts_stay_exact_through_every_write(api: Api, module_db: str) -> None:
@@ -165,6 +168,11 @@ def test_label_counts_stay_exact_through_every_write(api: Api, module_db: str) -
     )
     assert r.status_code == 200, r.text
     check()
+    # a confidence moved to another bucket (0.05 wide), to the top one and within one
+    for confidence in (0.93, 1.0, 0.5, 0.52):
+        r = api.client.patch(f"{api.base}/memories/{ids['c']}", json={"confidence": confidence})
+        assert r.status_code == 200, r.text
+        check()
     r = api.client.patch(f"{api.base}/memories/{ids['a']}", json={"status": "archived"})
     assert r.status_code == 200, r.text
     check()

@@ -343,6 +343,8 @@ NARROW = {
         MemoryFilter(min_confidence=0.9, tags=("work",)),
         "confidence >= 0.9 AND 'work' = ANY(tags)",
     ),
+    # in the bucket (0.5-0.55) that holds the other 8,000: counted through the index
+    "min_confidence=0.51": (MemoryFilter(min_confidence=0.51), "confidence >= 0.51"),
     "occurred in 2001": (
         MemoryFilter(occurred_after=LONG_AGO, occurred_before=LONG_AGO + timedelta(days=30)),
         "occurred_at >= '2001-03-01Z' AND occurred_at < '2001-03-31Z'",
@@ -400,3 +402,48 @@ def test_a_filter_admitting_few_memories_is_searched_exactly(big_db: str, name: 
     assert len(found) == min(len(matching), PER_ARM)
     scores = [r["keyword"] for r in by_keyword]
     assert scores == sorted(scores, reverse=True)
+
+
+# A min_confidence bound, and the memory_confidence entries each arm reads for it: the
+# counts per confidence bucket decide when they can (migration 0037), and the index
+# entries are counted only when they cannot.
+CONFIDENCE_READS = {
+    # admits all 8,040: the buckets say so; the HNSW walk and the postings answer
+    0.3: 0,
+    0.5: 0,
+    # admits the FEW at 0.95 and no bucket holds anything else: read once, to search them
+    0.9: FEW,
+    # its own bucket holds the 8,000 at 0.5: the index counts the FEW it admits, then
+    # they are read to be searched
+    0.51: 2 * FEW,
+}
+
+
+@pytest.mark.parametrize("bound", list(CONFIDENCE_READS))
+def test_min_confidence_reads_its_index_only_when_the_bucket_counts_cannot_tell(
+    big_db: str, bound: float
+) -> None:
+    query = Corpus(seed=14).query()
+    terms, counts = query_terms(query)
+    vector = HalfVector(BuiltinEmbedder().embed_one(query))
+    f = MemoryFilter(min_confidence=bound)
+    search = search_store.Search("big", vector, terms, counts, f, PER_ARM, EXACT_MAX, BUDGET)
+
+    async def run() -> dict[str, float]:
+        pool = await open_pool(make_settings(db_pool_min=1, db_pool_max=1), big_db, search=True)
+        reads = {}
+        try:
+            async with pool.connection() as conn:
+                for arm in ("vector", "keyword"):
+                    sql, params = search.statement(arm)
+                    plan = await explain_generic(conn, sql, params)
+                    reads[arm] = sum(
+                        n.rows_read
+                        for n in executed_nodes(plan)
+                        if n.relation == "memory_confidence"
+                    )
+        finally:
+            await pool.close()
+        return reads
+
+    assert asyncio.run(run()) == {arm: CONFIDENCE_READS[bound] for arm in ("vector", "keyword")}

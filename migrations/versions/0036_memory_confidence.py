@@ -62,6 +62,47 @@ INSERT INTO memory_confidence (namespace, id, live, confidence)
 SELECT namespace, id, live, confidence FROM long_term_memory
 """
 
+# The copy's trigger function as this revision wrote it (0037 replaced it, to count the
+# live memories per confidence bucket too, and puts this back on downgrade).
+CONFIDENCE_ROWS = """
+CREATE OR REPLACE FUNCTION hindsight_ltm_confidence_rows() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+  ids uuid[];
+  namespaces text[];
+  copies jsonb;
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    SELECT jsonb_agg(c) INTO copies FROM (
+      SELECT n.namespace, n.id, n.live, n.confidence FROM new_rows n) c;
+  ELSIF TG_OP = 'UPDATE' THEN
+    SELECT array_agg(o.id), array_agg(DISTINCT o.namespace) INTO ids, namespaces
+    FROM old_rows o JOIN new_rows n ON n.id = o.id
+    WHERE (o.namespace, o.live, o.confidence) IS DISTINCT FROM
+          (n.namespace, n.live, n.confidence);
+    IF ids IS NULL THEN
+      RETURN NULL;
+    END IF;
+    SELECT jsonb_agg(c) INTO copies FROM (
+      SELECT n.namespace, n.id, n.live, n.confidence FROM new_rows n WHERE n.id = ANY(ids)) c;
+  ELSE
+    SELECT array_agg(o.id), array_agg(DISTINCT o.namespace) INTO ids, namespaces
+    FROM old_rows o;
+  END IF;
+  IF ids IS NOT NULL THEN  -- ANY(NULL) would leave Citus no shard to route to
+    DELETE FROM memory_confidence c WHERE c.namespace = ANY(namespaces) AND c.id = ANY(ids);
+  END IF;
+  IF copies IS NOT NULL THEN
+    INSERT INTO memory_confidence (namespace, id, live, confidence)
+    SELECT c.namespace, c.id, c.live, c.confidence
+    FROM jsonb_populate_recordset(NULL::memory_confidence, copies) c;
+  END IF;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION hindsight_ltm_confidence_rows() IS
+  'Keeps memory_confidence a copy of each memory''s confidence and liveness.';
+"""
+
 INDEX = (
     "CREATE INDEX ix_memory_confidence_live ON memory_confidence (namespace, confidence) "
     "INCLUDE (id) WHERE live"
@@ -92,7 +133,7 @@ def _distributed() -> bool:
 def upgrade() -> None:
     # the function first: on a Citus cluster a function command may not follow parallel
     # DDL on a distributed table in one transaction (0034)
-    op.execute(functions.load(hindsight_ltm_confidence_rows="41f45f6caf63"))
+    op.execute(CONFIDENCE_ROWS)
     op.execute(TABLE)
     if _distributed():
         op.execute(

@@ -1,5 +1,5 @@
-"""The label counts recall's filters decide by (keyword_stats, negative terms), against a
-count of the memories themselves."""
+"""The label counts recall's filters decide by (keyword_stats, negative terms: memory types,
+tags and confidence buckets), against a count of the memories themselves."""
 
 from __future__ import annotations
 
@@ -18,6 +18,13 @@ def label_drift(url: str, namespace: str) -> list[tuple[str, int, int]]:
                      unnest(array_prepend('type:' || m.memory_type,
                                           ARRAY(SELECT 'tag:' || t FROM unnest(m.tags) t))) l
                 WHERE m.namespace = %(ns)s GROUP BY l
+                UNION ALL
+                -- every confidence bucket of 0.05, the empty ones too (1.0 is the last's)
+                SELECT 'confidence:' || b, (
+                    SELECT count(*) FROM long_term_memory m
+                    WHERE m.namespace = %(ns)s AND m.live
+                      AND least(floor(m.confidence * 20), 20) = b)
+                FROM generate_series(0, 20) b
             )
             SELECT l, n, (SELECT coalesce(sum(df), 0) FROM keyword_stats
                           WHERE namespace = %(ns)s AND term = hindsight_label_term(l))

@@ -318,16 +318,23 @@ CREATE TRIGGER long_term_memory_keywords_deleted AFTER DELETE ON long_term_memor
 -- reinforcement rewrites a row of a few dozen bytes and its two b-tree entries; a change of
 -- anything else (an access, a tier move, new tags) writes nothing. (The transition tables
 -- are read first, as above.)
+-- It also counts the live memories per confidence bucket in keyword_stats, as the labels
+-- are counted (migration 0037): recall decides from those counts whether a min_confidence
+-- admits few enough to narrow by, without reading index entries (hindsight_confidence_terms).
 CREATE OR REPLACE FUNCTION hindsight_ltm_confidence_rows() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
   ids uuid[];
   namespaces text[];
   copies jsonb;
+  deltas jsonb;
 BEGIN
   IF TG_OP = 'INSERT' THEN
     SELECT jsonb_agg(c) INTO copies FROM (
       SELECT n.namespace, n.id, n.live, n.confidence FROM new_rows n) c;
+    SELECT jsonb_agg(d) INTO deltas FROM (
+      SELECT n.namespace, (hindsight_confidence_terms(n.confidence))[1] AS term, count(*) AS df
+      FROM new_rows n WHERE n.live GROUP BY 1, 2) d;
   ELSIF TG_OP = 'UPDATE' THEN
     SELECT array_agg(o.id), array_agg(DISTINCT o.namespace) INTO ids, namespaces
     FROM old_rows o JOIN new_rows n ON n.id = o.id
@@ -338,9 +345,21 @@ BEGIN
     END IF;
     SELECT jsonb_agg(c) INTO copies FROM (
       SELECT n.namespace, n.id, n.live, n.confidence FROM new_rows n WHERE n.id = ANY(ids)) c;
+    SELECT jsonb_agg(d) INTO deltas FROM (
+      SELECT b.namespace, b.term, sum(b.delta) AS df FROM (
+        SELECT o.namespace, (hindsight_confidence_terms(o.confidence))[1] AS term, -1 AS delta
+        FROM old_rows o WHERE o.live AND o.id = ANY(ids)
+        UNION ALL
+        SELECT n.namespace, (hindsight_confidence_terms(n.confidence))[1], 1
+        FROM new_rows n WHERE n.live AND n.id = ANY(ids)) b
+      GROUP BY b.namespace, b.term HAVING sum(b.delta) <> 0) d;
   ELSE
     SELECT array_agg(o.id), array_agg(DISTINCT o.namespace) INTO ids, namespaces
     FROM old_rows o;
+    SELECT jsonb_agg(d) INTO deltas FROM (
+      SELECT o.namespace, (hindsight_confidence_terms(o.confidence))[1] AS term,
+             -count(*) AS df
+      FROM old_rows o WHERE o.live GROUP BY 1, 2) d;
   END IF;
   IF ids IS NOT NULL THEN  -- ANY(NULL) would leave Citus no shard to route to
     DELETE FROM memory_confidence c WHERE c.namespace = ANY(namespaces) AND c.id = ANY(ids);
@@ -350,10 +369,28 @@ BEGIN
     SELECT c.namespace, c.id, c.live, c.confidence
     FROM jsonb_populate_recordset(NULL::memory_confidence, copies) c;
   END IF;
+  IF deltas IS NOT NULL THEN
+    PERFORM hindsight_keyword_deltas(deltas);
+  END IF;
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION hindsight_ltm_confidence_rows() IS
-  'Keeps memory_confidence a copy of each memory''s confidence and liveness.';
+  'Keeps memory_confidence a copy of each memory''s confidence and liveness, and the live '
+  'memories'' counts per confidence bucket in keyword_stats.';
+
+-- name: hindsight_confidence_terms
+-- The keyword_stats terms that count live memories by confidence (migration 0037), in
+-- buckets of 0.05 (the last holds 1.0 alone): those of the buckets at and above `bound`'s,
+-- its own first. A min_confidence admits all of every bucket but the first, and some of
+-- that one. A bucket is a label to hindsight_label_term ('confidence:17' for 0.85-0.9).
+CREATE OR REPLACE FUNCTION hindsight_confidence_terms(bound numeric) RETURNS integer[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT ARRAY(SELECT hindsight_label_term('confidence:' || b)
+               FROM generate_series(greatest(floor(bound * 20), 0)::integer, 20) b ORDER BY b)
+$$;
+COMMENT ON FUNCTION hindsight_confidence_terms(numeric) IS
+  'The keyword_stats terms counting live memories in the confidence buckets a bound reaches, '
+  'its own bucket first.';
 
 -- name: long_term_memory_confidence_inserted
 CREATE TRIGGER long_term_memory_confidence_inserted AFTER INSERT ON long_term_memory

@@ -13,9 +13,10 @@ enumerate (migration 0024), cheapest first:
 
 - labels: the memory types (any of), the tags_any (any of), or one tag of tags,
   whichever admits fewest, counted exactly from keyword_stats (no rows read);
-- min_confidence, counted through memory_confidence's index (migration 0036), then the
-  occurred_* window, then the created_* window, through theirs: up to one past the limit
-  (at most that many index entries read).
+- min_confidence, from the live memories' counts per confidence bucket (keyword_stats,
+  migration 0037), and through memory_confidence's index (0036) only when the buckets
+  cannot tell; then the occurred_* window, then the created_* window, through theirs: up
+  to one past the limit (at most that many index entries read).
 
 The first that admits at most HINDSIGHT_EXACT_SEARCH_MAX_ROWS rows is read through its
 index, the whole filter applied, and scored exactly: never more rows than the limit. When
@@ -95,9 +96,28 @@ _CONFIDENCE_ADMITTED = """
                   SELECT c.id FROM memory_confidence c
                   WHERE c.namespace = %(ns)s AND c.live
                     AND c.confidence >= %(f_min_conf)s::numeric"""
+# Whether it admits few is read first from the live memories' counts per confidence bucket
+# of 0.05 (keyword_stats, migration 0037): the buckets at and above the bound's hold at most
+# what it admits, those above the bound's own bucket at least (all of it, when the bound is
+# where the bucket starts, as 0.5 or 0.9 are). The index entries are counted only when the
+# limit falls between the two: a bound admitting most memories of 100k read 5,001 entries
+# on every recall to learn it does not narrow (~1 ms an arm, benchmarks/README item 37).
+_CONFIDENCE_BUCKETS = """
+confidence_buckets AS (
+    SELECT coalesce(sum(s.df), 0) AS at_most,
+           coalesce(sum(s.df) FILTER (WHERE s.term <> b.terms[1] OR b.whole), 0) AS at_least
+    FROM (SELECT hindsight_confidence_terms(v.bound) AS terms,
+                 v.bound * 20 = floor(v.bound * 20) AS whole
+          FROM (SELECT %(f_min_conf)s::numeric AS bound) v) b
+    LEFT JOIN keyword_stats s ON s.namespace = %(ns)s AND s.term = ANY(b.terms)
+),
+"""
 _CONFIDENCE_COUNTED = f"""
-        WHEN (SELECT count(*) FROM ({_CONFIDENCE_ADMITTED}
-                  LIMIT %(exact_max)s + 1) c) <= %(exact_max)s THEN 'confidence'"""
+        WHEN (SELECT CASE WHEN at_most <= %(exact_max)s THEN true
+                          WHEN at_least > %(exact_max)s THEN false
+                          ELSE (SELECT count(*) FROM ({_CONFIDENCE_ADMITTED}
+                                    LIMIT %(exact_max)s + 1) c) <= %(exact_max)s END
+              FROM confidence_buckets) THEN 'confidence'"""
 _CONFIDENCE_CONDITION = (
     "m.namespace = %(ns)s AND m.live AND m.id = ANY(ARRAY("
     + " ".join(_CONFIDENCE_ADMITTED.split())
@@ -191,7 +211,9 @@ def narrowing_of(f: MemoryFilter, params: dict[str, Any]) -> Narrowing:
         )
 
     return Narrowing(
-        ctes=(_LABELS if labels else "") + _NARROW.format(ways=ways),
+        ctes=(_LABELS if labels else "")
+        + (_CONFIDENCE_BUCKETS if f.min_confidence is not None else "")
+        + _NARROW.format(ways=ways),
         exact_gate="(SELECT way FROM narrow) = 'all'",
         index_gate="(SELECT way FROM narrow) = 'index'",
         dense_branches=branches("embedding", _DENSE_DISTANCE, ""),
