@@ -90,7 +90,9 @@ def load_if_new(s: Stores, cell: matrix.Cell, settings: Settings) -> str:
     return url
 
 
-def profile(s: Stores, cell: matrix.Cell, seconds: float, queries: int) -> dict[str, object]:
+def profile(
+    s: Stores, cell: matrix.Cell, seconds: float, queries: int, keep_raw: Path | None = None
+) -> dict[str, object]:
     settings = Settings(api_key="x" * 20, data_dir=s.root)
     url = load_if_new(s, cell, settings)
     rng = random.Random(99)
@@ -134,6 +136,9 @@ def profile(s: Stores, cell: matrix.Cell, seconds: float, queries: int) -> dict[
         if spy.returncode != 0 or not raw.exists():
             raise SystemExit(f"py-spy failed: {spy.stderr.read().decode() if spy.stderr else ''}")
         counts = parts(raw)
+        if keep_raw is not None:  # for a closer look: py-spy's stacks, one line each
+            keep_raw.mkdir(parents=True, exist_ok=True)
+            (keep_raw / f"{cell.name.replace('/', '-')}.txt").write_text(raw.read_text())
     recalls = len(latencies)
     per_recall = cpu_ms / recalls
     total = sum(counts.values())
@@ -199,6 +204,7 @@ def main() -> None:
     )
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--raw", type=Path, help="keep py-spy's raw samples here, a file a cell")
     args = parser.parse_args()
     cells = []
     for spec in args.cells.split(","):
@@ -207,7 +213,7 @@ def main() -> None:
             parser.error(f"--cells: {spec!r} is not corpus/import|batch/namespaces/memories")
         cells.append(matrix.Cell(corpus, path, int(spread), int(n)))
     with stores(args.keep) as s:
-        results = [profile(s, cell, args.seconds, args.queries) for cell in cells]
+        results = [profile(s, cell, args.seconds, args.queries, args.raw) for cell in cells]
     text = report(results, sys.argv[1:])
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "service_profile.md").write_text(text)
