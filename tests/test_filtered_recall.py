@@ -116,8 +116,9 @@ def test_a_filter_admitting_few_memories_of_a_large_namespace_finds_every_one(ap
 def test_a_high_min_confidence_in_a_large_namespace_finds_every_memory_it_admits(
     api: Api, module_db: str
 ) -> None:
-    """min_confidence is counted through memory_confidence (migration 0036), and the few it
-    admits are read from there: a memory reinforced past the bound is found, one edited
+    """min_confidence is counted from the counts per confidence bucket (migration 0037), or
+    through memory_confidence (0036) when they cannot tell, and the few it admits are read
+    from there: a memory reinforced past the bound is found, one edited
     below it or archived is not (the copy follows each). That they are scored exactly, where
     the HNSW walk would miss some, tests/test_plan_shape.py checks."""
     sure = [

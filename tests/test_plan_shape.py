@@ -411,6 +411,10 @@ CONFIDENCE_READS = {
     # admits all 8,040: the buckets say so; the HNSW walk and the postings answer
     0.3: 0,
     0.5: 0,
+    # inside a bucket that holds nothing, the 8,040 above it: the buckets say so too
+    0.45: 0,
+    # nothing reaches it: read, and nothing found
+    1.0: 0,
     # admits the FEW at 0.95 and no bucket holds anything else: read once, to search them
     0.9: FEW,
     # its own bucket holds the 8,000 at 0.5: the index counts the FEW it admits, then

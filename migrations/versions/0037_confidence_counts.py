@@ -12,21 +12,21 @@ admits many reads those 5,001 entries on every recall only to learn it cannot na
 a recall at 100k (benchmarks/README item 37).
 
 Now hindsight_ltm_confidence_rows also keeps, in keyword_stats, each namespace's live
-memories per confidence bucket of 0.05, under label terms (hindsight_confidence_terms), the
-way labels are counted (migration 0024): statement-level deltas, compacted by maintenance.
-The buckets at and above the bound's own give an upper bound of what it admits, those above
-it a lower one; the index is counted only when the limit falls between them.
+memories per confidence bucket of 0.05, under terms of their own below every label's
+(hindsight_confidence_term), the way labels are counted (migration 0024): statement-level
+deltas, compacted by maintenance. The buckets at and above the bound's own give an upper
+bound of what it admits, those above it (or all, when the bound starts its bucket) a lower
+one; the index is counted only when the limit falls between them.
 
-Cost: one pass over memory_confidence to count the buckets, under a lock that keeps writes
-to memories out until the upgrade commits (a write between the new function and the count
-would be counted twice or not at all).
+Cost: one pass over memory_confidence to count the buckets, with writes to memories locked
+out until the upgrade commits: a write already under way when the new function is created
+runs the old one, which counts nothing, so the count must wait for it and see its rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import sqlalchemy as sa
 from alembic import op
 
 from hindsight.db import functions
@@ -38,7 +38,7 @@ depends_on: str | Sequence[str] | None = None
 
 _COUNT = """
 INSERT INTO keyword_stats (namespace, term, df)
-SELECT namespace, (hindsight_confidence_terms(confidence))[1], count(*)
+SELECT namespace, hindsight_confidence_term(confidence), count(*)
 FROM memory_confidence WHERE live GROUP BY 1, 2
 """
 
@@ -48,9 +48,14 @@ TERM_COMMENT_BEFORE = (
     "hindsight_label_term()."
 )
 TERM_COMMENT = (
-    "Term hash; 0 counts live memories; negative: a label (memory type or tag) or a "
-    "confidence bucket, hindsight_label_term() and hindsight_confidence_terms()."
+    "Term hash; 0 counts live memories; negative: a label (memory type or tag), "
+    "hindsight_label_term(), or below -2^30 a confidence bucket, hindsight_confidence_term()."
 )
+
+# Writers hold long_term_memory (ROW EXCLUSIVE) from their statement to their commit, and
+# the triggers that count run inside: this waits for those under way and holds new ones
+# until the commit, when they find the new function.
+_LOCK = "LOCK TABLE long_term_memory IN SHARE ROW EXCLUSIVE MODE"
 
 # On a Citus cluster a function command may not follow a multi-shard statement in one
 # transaction (0034), so both ways change the functions first.
@@ -59,26 +64,25 @@ TERM_COMMENT = (
 def upgrade() -> None:
     op.execute(
         functions.load(
-            hindsight_confidence_terms="25c939c5d4cd",
-            hindsight_ltm_confidence_rows="b39202f6c549",
+            hindsight_confidence_term="6781ce19eede",
+            hindsight_confidence_terms="dd77d74f3e8a",
+            hindsight_ltm_confidence_rows="7233d7696263",
         )
     )
     op.alter_column(
         "keyword_stats", "term", comment=TERM_COMMENT, existing_comment=TERM_COMMENT_BEFORE
     )
-    # memory_confidence is written only by long_term_memory's triggers: this lock holds
-    # memory writes from before the count to the commit
-    op.execute("LOCK TABLE memory_confidence IN SHARE ROW EXCLUSIVE MODE")
+    op.execute(_LOCK)
     op.execute(_COUNT)
 
 
 def downgrade() -> None:
-    conn = op.get_bind()
-    terms = conn.execute(sa.text("SELECT hindsight_confidence_terms(0)")).scalar()
     op.execute(functions.written_by("0036", "CONFIDENCE_ROWS"))
     op.execute("DROP FUNCTION hindsight_confidence_terms(numeric)")
+    op.execute("DROP FUNCTION hindsight_confidence_term(numeric)")
     op.alter_column(
         "keyword_stats", "term", comment=TERM_COMMENT_BEFORE, existing_comment=TERM_COMMENT
     )
-    op.execute("LOCK TABLE memory_confidence IN SHARE ROW EXCLUSIVE MODE")
-    conn.execute(sa.text("DELETE FROM keyword_stats WHERE term = ANY(:terms)"), {"terms": terms})
+    op.execute(_LOCK)
+    # the buckets' terms, and no label's (hindsight_label_term reaches -2^30 at most)
+    op.execute("DELETE FROM keyword_stats WHERE term < -1073741824")

@@ -13,21 +13,22 @@ def label_drift(url: str, namespace: str) -> list[tuple[str, int, int]]:
         rows = conn.execute(
             """
             WITH labels AS (
-                SELECT l, count(*) FILTER (WHERE m.live) AS n
+                SELECT l, hindsight_label_term(l) AS term, count(*) FILTER (WHERE m.live) AS n
                 FROM long_term_memory m,
                      unnest(array_prepend('type:' || m.memory_type,
                                           ARRAY(SELECT 'tag:' || t FROM unnest(m.tags) t))) l
                 WHERE m.namespace = %(ns)s GROUP BY l
                 UNION ALL
-                -- every confidence bucket of 0.05, the empty ones too (1.0 is the last's)
-                SELECT 'confidence:' || b, (
+                -- every confidence bucket of 0.05, the empty ones too (1.0 is the last's),
+                -- under its term below every label's
+                SELECT 'confidence:' || b, -1073741825 - b, (
                     SELECT count(*) FROM long_term_memory m
                     WHERE m.namespace = %(ns)s AND m.live
                       AND least(floor(m.confidence * 20), 20) = b)
                 FROM generate_series(0, 20) b
             )
-            SELECT l, n, (SELECT coalesce(sum(df), 0) FROM keyword_stats
-                          WHERE namespace = %(ns)s AND term = hindsight_label_term(l))
+            SELECT l, n, (SELECT coalesce(sum(df), 0) FROM keyword_stats s
+                          WHERE s.namespace = %(ns)s AND s.term = labels.term)
             FROM labels
             """,
             {"ns": namespace},

@@ -315,12 +315,12 @@ CREATE TRIGGER long_term_memory_keywords_deleted AFTER DELETE ON long_term_memor
 -- min_confidence admits instead of walking the HNSW graph until it meets them. The
 -- memory's own row has no such index: one would make every reinforcement, which changes
 -- the confidence, a non-HOT update that enters the row into both HNSW graphs again. Here a
--- reinforcement rewrites a row of a few dozen bytes and its two b-tree entries; a change of
--- anything else (an access, a tier move, new tags) writes nothing. (The transition tables
--- are read first, as above.)
--- It also counts the live memories per confidence bucket in keyword_stats, as the labels
--- are counted (migration 0037): recall decides from those counts whether a min_confidence
--- admits few enough to narrow by, without reading index entries (hindsight_confidence_terms).
+-- reinforcement rewrites a row of a few dozen bytes and its two b-tree entries, and, when
+-- the confidence moves to another bucket of 0.05, appends two keyword_stats deltas; a
+-- change of anything else (an access, a tier move, new tags) writes nothing. (The
+-- transition tables are read first, as above.) The buckets count the live memories per
+-- confidence as the labels are counted (migration 0037): recall decides from them whether a
+-- min_confidence admits few enough to narrow by, without reading index entries.
 CREATE OR REPLACE FUNCTION hindsight_ltm_confidence_rows() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -333,7 +333,7 @@ BEGIN
     SELECT jsonb_agg(c) INTO copies FROM (
       SELECT n.namespace, n.id, n.live, n.confidence FROM new_rows n) c;
     SELECT jsonb_agg(d) INTO deltas FROM (
-      SELECT n.namespace, (hindsight_confidence_terms(n.confidence))[1] AS term, count(*) AS df
+      SELECT n.namespace, hindsight_confidence_term(n.confidence) AS term, count(*) AS df
       FROM new_rows n WHERE n.live GROUP BY 1, 2) d;
   ELSIF TG_OP = 'UPDATE' THEN
     SELECT array_agg(o.id), array_agg(DISTINCT o.namespace) INTO ids, namespaces
@@ -347,17 +347,17 @@ BEGIN
       SELECT n.namespace, n.id, n.live, n.confidence FROM new_rows n WHERE n.id = ANY(ids)) c;
     SELECT jsonb_agg(d) INTO deltas FROM (
       SELECT b.namespace, b.term, sum(b.delta) AS df FROM (
-        SELECT o.namespace, (hindsight_confidence_terms(o.confidence))[1] AS term, -1 AS delta
+        SELECT o.namespace, hindsight_confidence_term(o.confidence) AS term, -1 AS delta
         FROM old_rows o WHERE o.live AND o.id = ANY(ids)
         UNION ALL
-        SELECT n.namespace, (hindsight_confidence_terms(n.confidence))[1], 1
+        SELECT n.namespace, hindsight_confidence_term(n.confidence), 1
         FROM new_rows n WHERE n.live AND n.id = ANY(ids)) b
       GROUP BY b.namespace, b.term HAVING sum(b.delta) <> 0) d;
   ELSE
     SELECT array_agg(o.id), array_agg(DISTINCT o.namespace) INTO ids, namespaces
     FROM old_rows o;
     SELECT jsonb_agg(d) INTO deltas FROM (
-      SELECT o.namespace, (hindsight_confidence_terms(o.confidence))[1] AS term,
+      SELECT o.namespace, hindsight_confidence_term(o.confidence) AS term,
              -count(*) AS df
       FROM old_rows o WHERE o.live GROUP BY 1, 2) d;
   END IF;
@@ -378,14 +378,23 @@ COMMENT ON FUNCTION hindsight_ltm_confidence_rows() IS
   'Keeps memory_confidence a copy of each memory''s confidence and liveness, and the live '
   'memories'' counts per confidence bucket in keyword_stats.';
 
+-- name: hindsight_confidence_term
+-- The keyword_stats term that counts a namespace's live memories in one confidence bucket
+-- of 0.05 (migration 0037): bucket 0 holds 0-0.05, bucket 19 0.95-1.0, bucket 20 1.0 alone.
+-- The terms lie below every label's (hindsight_label_term: -1 to -2^30), so no tag or
+-- memory type can share one, whatever its name.
+CREATE OR REPLACE FUNCTION hindsight_confidence_term(confidence numeric) RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT -1073741825 - least(greatest(floor(confidence * 20), 0), 20)::integer $$;
+COMMENT ON FUNCTION hindsight_confidence_term(numeric) IS
+  'The keyword_stats term (below -2^30) counting live memories in a confidence''s bucket.';
+
 -- name: hindsight_confidence_terms
--- The keyword_stats terms that count live memories by confidence (migration 0037), in
--- buckets of 0.05 (the last holds 1.0 alone): those of the buckets at and above `bound`'s,
--- its own first. A min_confidence admits all of every bucket but the first, and some of
--- that one. A bucket is a label to hindsight_label_term ('confidence:17' for 0.85-0.9).
+-- The terms of the buckets at and above `bound`'s, its own first: a min_confidence admits
+-- all of every bucket but its own, and some of that one.
 CREATE OR REPLACE FUNCTION hindsight_confidence_terms(bound numeric) RETURNS integer[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT ARRAY(SELECT hindsight_label_term('confidence:' || b)
+  SELECT ARRAY(SELECT hindsight_confidence_term(b::numeric / 20)
                FROM generate_series(greatest(floor(bound * 20), 0)::integer, 20) b ORDER BY b)
 $$;
 COMMENT ON FUNCTION hindsight_confidence_terms(numeric) IS

@@ -390,8 +390,8 @@ keyword_stats = Table(
         "term",
         Integer,
         nullable=False,
-        comment="Term hash; 0 counts live memories; negative: a label (memory type or tag) or a "
-        "confidence bucket, hindsight_label_term() and hindsight_confidence_terms().",
+        comment="Term hash; 0 counts live memories; negative: a label (memory type or tag), "
+        "hindsight_label_term(), or below -2^30 a confidence bucket, hindsight_confidence_term().",
     ),
     Column(
         "df",
