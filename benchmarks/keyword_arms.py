@@ -30,7 +30,10 @@ memory counts when its exact score reaches the 10th exact score). Variants:
   memory's own wide row (~1.2 kB with its embedding), through posting lists built on
   long_term_memory for the comparison;
 - `vector`: recall's other arm, the HNSW walk, for scale (its share of the keyword top 10
-  is not reported).
+  is not reported);
+- `counted`, `vector-counted`: the keyword and the vector arm deciding whether a
+  min_confidence narrows as migration 0036 did, by counting its index entries up to one
+  past the limit, where today's read the counts per confidence bucket (0037).
 
 With a filter (`--min-confidence`, `--selective`) the exact top 10 is that of the memories
 the filter admits, and every variant applies it.
@@ -61,7 +64,7 @@ from benchmarks.service_profile import load_if_new
 from benchmarks.stack import stores
 from hindsight.config import Settings
 from hindsight.db.pool import Connection, open_pool
-from hindsight.stores import search as search_store
+from hindsight.stores import narrowing, search as search_store
 from hindsight.stores.filters import FILTER_COLUMNS_SQL, MemoryFilter, filter_sql
 from hindsight.stores.narrowing import UNNARROWED
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS
@@ -182,7 +185,19 @@ ORDER BY m.keywords <#> %(v)s::sparsevec LIMIT 10
 """
 
 
+# how migration 0036 decided whether a min_confidence narrows: its index entries counted,
+# up to one past the limit, on every recall (0037 reads the counts per confidence bucket)
+_COUNTED_0036 = f"""
+        WHEN (SELECT count(*) FROM ({narrowing._CONFIDENCE_ADMITTED}
+                  LIMIT %(exact_max)s + 1) c) <= %(exact_max)s THEN 'confidence'"""
+
+
 def statement(variant: str, search: search_store.Search) -> tuple[str, dict[str, Any]]:
+    if variant in ("counted", "vector-counted"):
+        sql, params = search.statement("vector" if variant == "vector-counted" else "keyword")
+        if narrowing._CONFIDENCE_COUNTED not in sql:
+            raise SystemExit(f"--variants: {variant} needs a min_confidence filter")
+        return sql.replace(narrowing._CONFIDENCE_COUNTED, _COUNTED_0036), params
     sql, params = search.statement("keyword")
     if variant == "today":
         return sql, params
@@ -268,7 +283,7 @@ async def compare(
                     rows = await cur.fetchall()
                     times[variant].append((time.perf_counter() - start) * 1000)
                     known = truth[i]
-                    if turn or known is None or variant == "vector":
+                    if turn or known is None or variant.startswith("vector"):
                         continue
                     norm, count, tenth = known
                     best = sorted((r["keyword"] for r in rows), reverse=True)[:10]
