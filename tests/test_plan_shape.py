@@ -70,6 +70,8 @@ def big_db(pg_url: str) -> Iterator[str]:
                     "occurred_at": (LONG_AGO + timedelta(days=i)).isoformat(),
                     # a confidence nothing else has (the rest are at the initial 0.5)
                     "confidence": 0.95,
+                    # and an importance above most (the rest are uniform, two decimals)
+                    "importance": 0.999,
                 }
             )
             for i, m in enumerate(corpus.memories(FEW, "few"))
@@ -111,8 +113,10 @@ def searches(namespace: str) -> Iterator[tuple[str, search_store.Search]]:
         MemoryFilter(min_confidence=0.9),
         MemoryFilter(min_confidence=0.9, tags=("work",)),
         MemoryFilter(min_confidence=0.99),
+        MemoryFilter(min_importance=0.99),
         # admits most memories: the indexes still answer
         MemoryFilter(min_confidence=0.3),
+        MemoryFilter(min_importance=0.3),
         MemoryFilter(created_after=LONG_AGO, tags_any=("work",)),
     ]
     for query in queries:
@@ -345,6 +349,12 @@ NARROW = {
     ),
     # in the bucket (0.5-0.55) that holds the other 8,000: counted through the index
     "min_confidence=0.51": (MemoryFilter(min_confidence=0.51), "confidence >= 0.51"),
+    # the FEW and the 1-2% of the rest rated 0.99 or 1.0
+    "min_importance=0.99": (MemoryFilter(min_importance=0.99), "importance >= 0.99"),
+    "min_importance=0.99,tags=work": (
+        MemoryFilter(min_importance=0.99, tags=("work",)),
+        "importance >= 0.99 AND 'work' = ANY(tags)",
+    ),
     "occurred in 2001": (
         MemoryFilter(occurred_after=LONG_AGO, occurred_before=LONG_AGO + timedelta(days=30)),
         "occurred_at >= '2001-03-01Z' AND occurred_at < '2001-03-31Z'",
@@ -361,6 +371,8 @@ def test_a_filter_admitting_few_memories_is_searched_exactly(big_db: str, name: 
     terms, counts = query_terms(query)
     vector = HalfVector(BuiltinEmbedder().embed_one(query))
     search = search_store.Search("big", vector, terms, counts, f, PER_ARM, EXACT_MAX, BUDGET)
+    # what recall may return: a superseded claim of a key the corpus repeats is not live
+    live_and_admitted = f"namespace = 'big' AND live AND {admitted}"
 
     async def run() -> tuple[list[Any], ...]:
         pool = await open_pool(make_settings(db_pool_min=1, db_pool_max=1), big_db, search=True)
@@ -368,20 +380,21 @@ def test_a_filter_admitting_few_memories_is_searched_exactly(big_db: str, name: 
             async with pool.connection() as conn:
                 by_vector = await search_store.arm_candidates(conn, search, "vector")
                 by_keyword = await search_store.arm_candidates(conn, search, "keyword")
+                # `+ 0`: a sequential scan, not the HNSW walk the planner may take for it
                 exact = await conn.execute(
-                    f"SELECT id FROM long_term_memory WHERE namespace = 'big' AND {admitted} "
-                    "ORDER BY embedding <=> %s LIMIT %s",
+                    f"SELECT id FROM long_term_memory WHERE {live_and_admitted} "
+                    "ORDER BY (embedding <=> %s) + 0 LIMIT %s",
                     (vector, PER_ARM),
                     prepare=False,
                 )
                 exact_ids = [r["id"] for r in await exact.fetchall()]
                 cur = await conn.execute(
-                    f"SELECT id FROM long_term_memory WHERE namespace = 'big' AND {admitted}",
+                    f"SELECT id FROM long_term_memory WHERE {live_and_admitted}",
                     prepare=False,
                 )
                 admitted_ids = [r["id"] for r in await cur.fetchall()]
                 cur = await conn.execute(
-                    f"SELECT id FROM long_term_memory WHERE namespace = 'big' AND {admitted} "
+                    f"SELECT id FROM long_term_memory WHERE {live_and_admitted} "
                     "AND keyword_terms && %s::int[]",
                     (terms,),
                     prepare=False,
