@@ -6,9 +6,9 @@
 Loads N English sentences (`corpora.English`, a workload the recall statements were not
 tuned on) through `hindsight import` into one namespace, each with labels of skewed
 frequency: one of 60 tags by Zipf weight (a second one for 30% of them), a memory type
-(fact 50% ... summary 1%), a confidence between 0.3 and 0.9, and for 80% an occurred_at
-somewhere in five years. Then, for each class of filter, picks memories the filter admits
-and asks for each by 3-7 of its own words, with that filter.
+(fact 50% ... summary 1%), a confidence and an importance each between 0.3 and 0.9, and
+for 80% an occurred_at somewhere in five years. Then, for each class of filter, picks
+memories the filter admits and asks for each by 3-7 of its own words, with that filter.
 
 Each query runs recall's two statements at once, as the service runs them, in two ways,
 interleaved query by query: the HNSW walk with the filter checked on the rows it meets
@@ -66,6 +66,8 @@ YEARS = 5
 
 def labelled(n: int) -> Iterator[dict[str, Any]]:
     rng = random.Random(23)
+    # its own generator, so that the other labels are those the corpus always had
+    importance = random.Random(29)
     tag_weights = [1 / (i + 1) for i in range(len(TAGS))]
     for memory in English().memories(n):
         tags = rng.choices(TAGS, weights=tag_weights)
@@ -77,6 +79,7 @@ def labelled(n: int) -> Iterator[dict[str, Any]]:
             "tags": tags,
             "memory_type": rng.choices(list(TYPES), weights=list(TYPES.values()))[0],
             "confidence": round(rng.uniform(0.3, 0.9), 3),
+            "importance": round(importance.uniform(0.3, 0.9), 3),
         }
         if rng.random() < 0.8:
             out["occurred_at"] = (START + timedelta(days=rng.uniform(0, 365 * YEARS))).isoformat()
@@ -127,6 +130,8 @@ class FilterClass:
             return MemoryFilter(occurred_after=after, occurred_before=before)
         if self.name.startswith("min_confidence "):
             return MemoryFilter(min_confidence=float(self.name.split()[1]))
+        if self.name.startswith("min_importance "):
+            return MemoryFilter(min_importance=float(self.name.split()[1]))
         if self.name.startswith("tag "):
             return MemoryFilter(tags=(self.picks.split("'")[1],))
         if self.name.startswith("type "):
@@ -147,6 +152,9 @@ CLASSES = [
     # counted through memory_confidence since migration 0036
     FilterClass("min_confidence 0.88", "confidence >= 0.88", True),
     FilterClass("min_confidence 0.895", "confidence >= 0.895", True),
+    # not counted (no index): the walk, both ways
+    FilterClass("min_importance 0.88", "importance >= 0.88", False),
+    FilterClass("min_importance 0.895", "importance >= 0.895", False),
 ]
 
 
@@ -306,7 +314,8 @@ def main() -> None:
     chosen = [c for c in CLASSES if not args.classes or c.name in args.classes.split(",")]
     with stores(args.keep) as s:
         settings = Settings(api_key="x" * 20, data_dir=s.root)
-        cell = matrix.Cell("filtered", "import", 1, args.n)
+        # "filtered2": the corpus with importances (a kept "filtered" one has none)
+        cell = matrix.Cell("filtered2", "import", 1, args.n)
         with matrix.cell_database(s, cell, args.keep is not None) as (url, fresh):
             if fresh:
                 print(f"loading {args.n:,} ...", flush=True)

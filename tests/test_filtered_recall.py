@@ -148,38 +148,6 @@ def test_a_high_min_confidence_in_a_large_namespace_finds_every_memory_it_admits
     assert label_drift(module_db, api.ns) == []
 
 
-def test_a_high_min_importance_in_a_large_namespace_finds_every_memory_it_admits(
-    api: Api,
-) -> None:
-    """min_importance is counted through its index on the memory's row (migration 0038),
-    and the few it admits are read from there: one rated up past the bound is found, one
-    rated down below it or archived is not. That they are scored exactly, where the HNSW
-    walk would miss some, tests/test_plan_shape.py checks."""
-    vital = [
-        {"key": f"vital.{i}", "value": f"{WORDS[i]} {WORDS[i + 1]} on the trip", "importance": 0.95}
-        for i in range(5)
-    ]
-    observe_all(api, crowd(300) + vital)
-    query = "note about the trip"
-    expected = {m["key"] for m in vital}
-    assert keys(api.recall(query, k=10, min_importance=0.9)) == expected
-
-    def patched(key: str, change: dict[str, Any]) -> None:
-        (memory,) = api.client.get(f"{api.base}/memories", params={"key": key}).json()["memories"]
-        r = api.client.patch(f"{api.base}/memories/{memory['id']}", json=change)
-        assert r.status_code == 200, r.text
-
-    patched("crowd.7", {"importance": 0.92})
-    patched("vital.0", {"importance": 0.6})
-    patched("vital.1", {"status": "archived"})
-    left = expected - {"vital.0", "vital.1"} | {"crowd.7"}
-    assert keys(api.recall(query, k=10, min_importance=0.9)) == left
-    assert keys(api.recall(query, k=10, min_importance=0.9, tags=["work"])) == {"crowd.7"}
-    # admitting all 300 of the crowd too (more than the limit): the indexes answer
-    broad = api.recall(query, k=10, min_importance=0.3)["results"]
-    assert len(broad) == 10
-
-
 def test_label_counts_stay_exact_through_every_write(api: Api, module_db: str) -> None:
     def check() -> None:
         assert label_drift(module_db, api.ns) == []

@@ -70,8 +70,6 @@ def big_db(pg_url: str) -> Iterator[str]:
                     "occurred_at": (LONG_AGO + timedelta(days=i)).isoformat(),
                     # a confidence nothing else has (the rest are at the initial 0.5)
                     "confidence": 0.95,
-                    # and an importance above most (the rest are uniform, two decimals)
-                    "importance": 0.999,
                 }
             )
             for i, m in enumerate(corpus.memories(FEW, "few"))
@@ -113,10 +111,8 @@ def searches(namespace: str) -> Iterator[tuple[str, search_store.Search]]:
         MemoryFilter(min_confidence=0.9),
         MemoryFilter(min_confidence=0.9, tags=("work",)),
         MemoryFilter(min_confidence=0.99),
-        MemoryFilter(min_importance=0.99),
         # admits most memories: the indexes still answer
         MemoryFilter(min_confidence=0.3),
-        MemoryFilter(min_importance=0.3),
         MemoryFilter(created_after=LONG_AGO, tags_any=("work",)),
     ]
     for query in queries:
@@ -349,12 +345,6 @@ NARROW = {
     ),
     # in the bucket (0.5-0.55) that holds the other 8,000: counted through the index
     "min_confidence=0.51": (MemoryFilter(min_confidence=0.51), "confidence >= 0.51"),
-    # the FEW and the 1-2% of the rest rated 0.99 or 1.0
-    "min_importance=0.99": (MemoryFilter(min_importance=0.99), "importance >= 0.99"),
-    "min_importance=0.99,tags=work": (
-        MemoryFilter(min_importance=0.99, tags=("work",)),
-        "importance >= 0.99 AND 'work' = ANY(tags)",
-    ),
     "occurred in 2001": (
         MemoryFilter(occurred_after=LONG_AGO, occurred_before=LONG_AGO + timedelta(days=30)),
         "occurred_at >= '2001-03-01Z' AND occurred_at < '2001-03-31Z'",

@@ -15,17 +15,16 @@ enumerate (migration 0024), cheapest first:
   whichever admits fewest, counted exactly from keyword_stats (no rows read);
 - min_confidence, from the live memories' counts per confidence bucket (keyword_stats,
   migration 0037), and through memory_confidence's index (0036) only when the buckets
-  cannot tell; then min_importance (0038), the occurred_* window and the created_* window,
-  through theirs: up to one past the limit (at most that many index entries read).
+  cannot tell; then the occurred_* window, then the created_* window, through theirs: up
+  to one past the limit (at most that many index entries read).
 
 The first that admits at most HINDSIGHT_EXACT_SEARCH_MAX_ROWS rows is read through its
 index, the whole filter applied, and scored exactly: never more rows than the limit. When
 none does, the filter admits so many that the HNSW walk meets k of them soon (k·N/limit
-rows at most, on average). observed_* is not counted: last_observed changes on every
-reinforcement, an index over it on the memory's row would make each reinforcement rewrite
-both HNSW indexes, and no copy of it is kept with one (as memory_confidence is of the
-confidence). Alone, it narrows what the walk meets. The importance can have its index on
-the memory's row: a reinforcement keeps the greater rating, so it seldom changes.
+rows at most, on average). min_importance and observed_* are not counted: importance and
+last_observed change on reinforcements, an index over them on the memory's row would make
+each reinforcement rewrite both HNSW indexes, and no copy of them is kept with one (as
+memory_confidence is of the confidence). Alone, they narrow what the walk meets.
 
 Each arm counts for itself. The arms run at once on two connections, so the count costs
 their wall time once (a window too broad to narrow: 10.8 -> 11.5 ms p50 at 100k); sharing
@@ -129,8 +128,6 @@ _LABELS_CONDITION = (
     "m.live AND hindsight_labels(m.namespace, m.memory_type, m.tags) && (SELECT keys FROM fewest)"
 )
 _WINDOW_CONDITION = "m.namespace = %(ns)s AND m.live AND {window}"
-# float8 both, so ix_long_term_memory_importance serves it (unlike a numeric confidence)
-_IMPORTANCE_CONDITION = "m.namespace = %(ns)s AND m.live AND m.importance >= %(f_min_imp)s"
 
 
 @dataclass(frozen=True)
@@ -183,9 +180,6 @@ def narrowing_of(f: MemoryFilter, params: dict[str, Any]) -> Narrowing:
     if f.min_confidence is not None:
         params["f_min_conf"] = f.min_confidence
         conditions.append(("confidence", _CONFIDENCE_CONDITION))
-    if f.min_importance is not None:
-        params["f_min_imp"] = f.min_importance
-        conditions.append(("importance", _IMPORTANCE_CONDITION))
     for way, condition in (
         ("occurred", occurred_sql(f, params, "m")),
         ("created", created_sql(f, params, "m")),

@@ -220,10 +220,8 @@ Index(
 )
 # A selective filter of a large namespace is searched exactly among the rows it admits,
 # found through these (migration 0024, stores/narrowing.py): the labels (memory type and
-# tags, namespace-prefixed), the time windows and the importance (0038: a reinforcement
-# keeps the greater rating, so it seldom changes). Not last_observed or confidence: every
-# reinforcement changes them, and an indexed column's change rewrites both HNSW indexes
-# (the confidence has a copy of its own with the index, memory_confidence).
+# tags, namespace-prefixed) and the time windows. Not last_observed or confidence: every
+# reinforcement changes them, and an indexed column's change rewrites both HNSW indexes.
 Index(
     "ix_long_term_memory_labels",
     func.hindsight_labels(
@@ -244,12 +242,6 @@ Index(
     "ix_long_term_memory_created",
     long_term_memory.c.namespace,
     long_term_memory.c.created_at,
-    postgresql_where=text("live"),
-)
-Index(
-    "ix_long_term_memory_importance",
-    long_term_memory.c.namespace,
-    long_term_memory.c.importance,
     postgresql_where=text("live"),
 )
 
