@@ -228,7 +228,10 @@ def test_a_crash_mid_job_loses_nothing_and_the_job_completes_once(
             "HINDSIGHT_API_KEY": ADMIN_KEY,
             "HINDSIGHT_LLM_BASE_URL": brain.url,
             "HINDSIGHT_LLM_MODEL": "fake-chat",
-            "HINDSIGHT_JOB_LEASE_SECONDS": "2",
+            # renewed every third of it: a 2 s lease left a late renewal 1.3 s before the
+            # job could be taken again, and the test failed once under the full suite on
+            # 2 cores; 5 s leaves 3.3 s, for 3 s more of waiting on B
+            "HINDSIGHT_JOB_LEASE_SECONDS": "5",
             "HINDSIGHT_JOB_POLL_INTERVAL_SECONDS": "0.1",
         }
         a, url_a = spawn_server(env)
