@@ -54,8 +54,9 @@ def buffers(plan: dict[str, Any]) -> tuple[int, int]:
 
 
 # the tables an arm reads memories' rows from: the memories, the keyword arm's postings'
-# copy (migration 0035) and min_confidence's (0036)
-READ = ("long_term_memory", "memory_keywords", "memory_confidence")
+# copy (migration 0035) and the facets' (min_confidence's since 0036, min_importance's and
+# observed_*'s since 0038, when it was renamed memory_facets)
+READ = ("long_term_memory", "memory_keywords", "memory_confidence", "memory_facets")
 
 
 def rows_read(plan: dict[str, Any]) -> int:

@@ -149,12 +149,12 @@ CLASSES = [
     FilterClass("occurred: its month", "occurred_at IS NOT NULL", True),
     FilterClass("occurred: its year", "occurred_at IS NOT NULL", True),
     FilterClass("tag 2% and its year", "'tag9' = ANY(tags) AND occurred_at IS NOT NULL", True),
-    # counted through memory_confidence since migration 0036
+    # counted through memory_confidence since migration 0036, memory_facets since 0038
     FilterClass("min_confidence 0.88", "confidence >= 0.88", True),
     FilterClass("min_confidence 0.895", "confidence >= 0.895", True),
-    # not counted (no index): the walk, both ways
-    FilterClass("min_importance 0.88", "importance >= 0.88", False),
-    FilterClass("min_importance 0.895", "importance >= 0.895", False),
+    # counted through memory_facets since migration 0038
+    FilterClass("min_importance 0.88", "importance >= 0.88", True),
+    FilterClass("min_importance 0.895", "importance >= 0.895", True),
 ]
 
 

@@ -353,8 +353,9 @@ def confident(url: str, prefix: str) -> Iterator[None]:
             (SELECTIVE_CONFIDENCE, prefix),
         )
         conn.execute("VACUUM ANALYZE long_term_memory")
-        if conn.execute("SELECT to_regclass('memory_confidence')").fetchone() != (None,):
-            conn.execute("VACUUM ANALYZE memory_confidence")  # migration 0036
+        for copy in ("memory_confidence", "memory_facets"):  # migrations 0036, 0038
+            if conn.execute("SELECT to_regclass(%s)", (copy,)).fetchone() != (None,):
+                conn.execute(f"VACUUM ANALYZE {copy}")
         try:
             yield
         finally:

@@ -109,6 +109,10 @@ PIECES: dict[str, list[str]] = {
     "confidence copy (memory_confidence: row, key, index)": [
         "ALTER TABLE long_term_memory DISABLE TRIGGER long_term_memory_confidence_inserted"
     ],
+    # from 0038, in its place: the confidence, importance and last observation, three indexes
+    "facets copy (memory_facets: row, key, three indexes)": [
+        "ALTER TABLE long_term_memory DISABLE TRIGGER long_term_memory_facets_inserted"
+    ],
     "GIN labels": ["DROP INDEX ix_long_term_memory_labels"],
     "other b-trees (time windows, expiry, quarantine)": [
         f"DROP INDEX {name}" for name in _OTHER_BTREES

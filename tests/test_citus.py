@@ -318,9 +318,13 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
             probed = api.recall("which train", k=3, min_confidence=0.1)["results"]
             assert probed[0]["key"] == "user.commute"
             # admitting none (no more than the exact-search limit of 0): the statements
-            # that count it per confidence bucket (keyword_stats, migration 0037) and read
-            # what it admits from memory_confidence (0036) run on one shard too
+            # that count them per bucket (keyword_stats, migrations 0037, 0038) or through
+            # memory_facets' indexes, and read what they admit from there, run on one
+            # shard too
             assert api.recall("which train", k=3, min_confidence=0.99)["results"] == []
+            assert api.recall("which train", k=3, min_importance=0.99)["results"] == []
+            long_ago = {"observed_before": "2001-01-01T00:00:00Z"}
+            assert api.recall("which train", k=3, **long_ago)["results"] == []
             api.append("s", "one")
             api.append("s", "two")
             wait_until(
@@ -380,7 +384,7 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
     ):
         assert any(p.startswith(start) for p in planned), (start, planned)
     searches = [w for worker in workers.values() for w in worker["recall"]]
-    assert len(searches) == 8  # four recalls, two arms each
+    assert len(searches) == 12  # six recalls, two arms each
     for applied in searches:
         assert applied["hnsw.ef_search"] == str(settings.hnsw_ef_search)
         assert applied["hnsw.iterative_scan"] == "relaxed_order"

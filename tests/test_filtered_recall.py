@@ -117,7 +117,7 @@ def test_a_high_min_confidence_in_a_large_namespace_finds_every_memory_it_admits
     api: Api, module_db: str
 ) -> None:
     """min_confidence is counted from the counts per confidence bucket (migration 0037), or
-    through memory_confidence (0036) when they cannot tell, and the few it admits are read
+    through memory_facets (0036, 0038) when they cannot tell, and the few it admits are read
     from there: a memory reinforced past the bound is found, one edited
     below it or archived is not (the copy follows each). That they are scored exactly, where
     the HNSW walk would miss some, tests/test_plan_shape.py checks."""
@@ -148,6 +148,50 @@ def test_a_high_min_confidence_in_a_large_namespace_finds_every_memory_it_admits
     assert label_drift(module_db, api.ns) == []
 
 
+def test_a_high_min_importance_or_a_narrow_observed_window_finds_every_memory_it_admits(
+    api: Api, module_db: str
+) -> None:
+    """min_importance is counted from the counts per importance bucket, observed_* through
+    memory_facets' index on the last observation (migration 0038), and the few either admits
+    are read from there: the copy follows a patched importance, an archive and a
+    reinforcement."""
+    vital = [
+        {"key": f"vital.{i}", "value": f"{WORDS[i]} {WORDS[i + 1]} on the trip", "importance": 0.95}
+        for i in range(5)
+    ]
+    observe_all(api, crowd(300) + vital)
+    query = "note about the trip"
+    expected = {m["key"] for m in vital}
+    assert keys(api.recall(query, k=10, min_importance=0.9)) == expected
+
+    def patch(key: str, change: dict[str, Any]) -> None:
+        (memory,) = api.client.get(f"{api.base}/memories", params={"key": key}).json()["memories"]
+        r = api.client.patch(f"{api.base}/memories/{memory['id']}", json=change)
+        assert r.status_code == 200, r.text
+
+    patch("crowd.7", {"importance": 0.92})
+    patch("vital.0", {"importance": 0.6})
+    patch("vital.1", {"status": "archived"})
+    left = expected - {"vital.0", "vital.1"} | {"crowd.7"}
+    assert keys(api.recall(query, k=10, min_importance=0.9)) == left
+    assert keys(api.recall(query, k=10, min_importance=0.9, tags=["work"])) == {"crowd.7"}
+    # within the crowd's bucket (0.5-0.55), which the counts per bucket cannot split
+    assert keys(api.recall(query, k=10, min_importance=0.51)) == left | {"vital.0"}
+
+    # the memories observed since a moment: the two reinforced after it (neither recalled
+    # before, which would make observing it again an echo, not an observation)
+    since = datetime.now(UTC)
+    outcomes = api.observe(crowd(300)[11], crowd(300)[12])
+    assert [o["outcome"] for o in outcomes] == ["reinforced", "reinforced"]
+    window = {"observed_after": since.isoformat()}
+    assert keys(api.recall(query, k=10, **window)) == {"crowd.11", "crowd.12"}
+    assert keys(api.recall(query, k=10, **window, tags=["home"])) == {"crowd.12"}
+    before = {"observed_before": since.isoformat(), "tags": ["work"]}
+    assert len(api.recall(query, k=10, **before)["results"]) == 10  # most of the crowd
+    assert copies_drift(module_db, api.ns) == []
+    assert label_drift(module_db, api.ns) == []
+
+
 def test_label_counts_stay_exact_through_every_write(api: Api, module_db: str) -> None:
     def check() -> None:
         assert label_drift(module_db, api.ns) == []
@@ -169,11 +213,13 @@ def test_label_counts_stay_exact_through_every_write(api: Api, module_db: str) -
     )
     assert r.status_code == 200, r.text
     check()
-    # a confidence moved to another bucket (0.05 wide), to the top one and within one
-    for confidence in (0.93, 1.0, 0.5, 0.52):
-        r = api.client.patch(f"{api.base}/memories/{ids['c']}", json={"confidence": confidence})
-        assert r.status_code == 200, r.text
-        check()
+    # a confidence or importance moved to another bucket (0.05 wide), to the top one and
+    # within one
+    for value in (0.93, 1.0, 0.5, 0.52):
+        for facet in ("confidence", "importance"):
+            r = api.client.patch(f"{api.base}/memories/{ids['c']}", json={facet: value})
+            assert r.status_code == 200, r.text
+            check()
     r = api.client.patch(f"{api.base}/memories/{ids['a']}", json={"status": "archived"})
     assert r.status_code == 200, r.text
     check()

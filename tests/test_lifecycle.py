@@ -9,6 +9,8 @@ from typing import Any
 from hindsight.config import Settings
 from tests.conftest import Api, make_settings
 from tests.support.cli import hindsight
+from tests.support.copies import copies_drift
+from tests.support.labels import label_drift
 from tests.support.lifecycle import days_from_now, run_pass, run_pass_async, sql
 from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
@@ -271,6 +273,10 @@ def test_ending_a_session_demotes_its_events_after_the_delay(
     assert api.get(event["id"])["importance"] == 0.4
     assert api.get(lesson["id"])["importance"] == 0.8 and api.get(other["id"])["importance"] == 0.8
     assert "session trip ended" in api.history(event["id"])[-1]["reason"]
+    # a min_importance no longer admits it: the copy it is counted through followed
+    assert copies_drift(url, api.ns) == [] and label_drift(url, api.ns) == []
+    found = api.recall("booked the train", k=5, min_importance=0.5)["results"]
+    assert event["id"] not in {hit["id"] for hit in found} and found
     _, moves = run_pass(settings, url, now=days_from_now(0.1), namespace=api.ns)
     assert [m for m in moves if m.rule == "session_demotion"] == []  # once only
 

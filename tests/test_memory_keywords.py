@@ -1,5 +1,6 @@
 """The copies of each memory's columns that recall reads: memory_keywords, the keyword arm's
-postings (migration 0035), and memory_confidence, min_confidence's index (0036). Each
+postings (migration 0035), and memory_facets, the indexes of min_confidence, min_importance
+and observed_* (0036, 0038). Each
 follows its memory through every write, and recall over them finds what it found over the
 memories' own rows."""
 
@@ -37,7 +38,7 @@ def test_the_copy_follows_a_memory_through_every_state(
     def check(n: int) -> None:
         assert copies_drift(migrated, api.ns) == []
         assert copies(migrated, api.ns) == n
-        assert copies(migrated, api.ns, "memory_confidence") == n
+        assert copies(migrated, api.ns, "memory_facets") == n
 
     city, otp = api.observe(
         {"key": "user.city", "value": "Alex lives in Perth", "tags": ["home"]},
@@ -45,23 +46,24 @@ def test_the_copy_follows_a_memory_through_every_state(
     )
     check(2)
     # a reinforcement changes no column of the keyword copy, which is not written again;
-    # it raises the confidence, whose copy follows
+    # it raises the confidence and moves the last observation, whose copy follows
     before = copy_version(migrated, city["id"])
-    confident = copy_version(migrated, city["id"], "memory_confidence")
+    facets = copy_version(migrated, city["id"], "memory_facets")
     assert api.observe({"key": "user.city", "value": "Alex lives in Perth"})[0]["id"] == city["id"]
     assert copy_version(migrated, city["id"]) == before
-    assert copy_version(migrated, city["id"], "memory_confidence") != confident
+    assert copy_version(migrated, city["id"], "memory_facets") != facets
     check(2)
-    # new tags change neither the confidence nor liveness: that copy is not written again
-    confident = copy_version(migrated, city["id"], "memory_confidence")
+    # new tags change none of the facets: that copy is not written again
+    facets = copy_version(migrated, city["id"], "memory_facets")
     r = api.client.patch(f"{api.base}/memories/{city['id']}", json={"tags": ["home", "au"]})
     assert r.status_code == 200, r.text
-    assert copy_version(migrated, city["id"], "memory_confidence") == confident
+    assert copy_version(migrated, city["id"], "memory_facets") == facets
     api.observe({"key": "user.city", "value": "Alex moved to Hobart in May"})  # superseded
     check(2)
     for change in (
         {"memory_type": "event"},
         {"confidence": 0.9},
+        {"importance": 0.8},
         {"status": "archived"},
         {"status": "active"},
     ):
@@ -117,11 +119,17 @@ def test_recall_of_a_large_namespace_finds_rare_words_through_the_copy(
     assert top(min_importance=0.3)[0] == "boat"  # read from the memories' rows too
     assert "boat" not in top(min_importance=0.9)
     # the postings are probed best first until enough pass: one far down the ranking that
-    # passes is still found (min_importance is counted nowhere: no narrowing)
-    (note,) = api.client.get(f"{api.base}/memories", params={"key": "note.7"}).json()["memories"]
-    r = api.client.patch(f"{api.base}/memories/{note['id']}", json={"importance": 0.95})
-    assert r.status_code == 200, r.text
-    hits = api.recall("the quokka by the garden shed", k=3, min_importance=0.9)["results"]
+    # passes is still found: a filter each of whose conditions admits too many to narrow
+    # by (more than 20: the odd notes, and min_importance 0.9 over the even ones too)
+    for i in [7, *range(0, 60, 2)]:
+        (note,) = api.client.get(f"{api.base}/memories", params={"key": f"note.{i}"}).json()[
+            "memories"
+        ]
+        r = api.client.patch(f"{api.base}/memories/{note['id']}", json={"importance": 0.95})
+        assert r.status_code == 200, r.text
+    hits = api.recall("the quokka by the garden shed", k=3, min_importance=0.9, tags=["odd"])[
+        "results"
+    ]
     assert [h["key"] for h in hits] == ["note.7"]
     assert hits[0]["components"]["keyword_rank"] == 1
     assert "boat" not in top(tags=["odd"])

@@ -12,6 +12,8 @@ import psycopg
 
 from hindsight.db import migrate
 from hindsight.embeddings.builtin import BuiltinEmbedder
+from tests.support.copies import copies_drift
+from tests.support.labels import label_drift
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -254,3 +256,42 @@ def test_contradiction_entries_and_review_moves_down_and_up(empty_db: str) -> No
         conn.execute("UPDATE long_term_memory SET status = 'quarantined' WHERE id = %s", (two,))
     assert [c for c, _ in changes(two)] == ["created", "updated"]
     migrate.upgrade(cfg)
+
+
+def test_memory_facets_down_to_memory_confidence_and_up(empty_db: str) -> None:
+    """0038 replaces memory_confidence with memory_facets. Down, the confidence copy and its
+    triggers are back and follow new writes, and the importance buckets' counts are gone;
+    up again, the facets and both buckets' counts are made anew from the memories."""
+    cfg = config(empty_db)
+    migrate.upgrade(cfg)
+    insert = (
+        "INSERT INTO long_term_memory (id, namespace, mem_key, mem_value, memory_type,"
+        " embedding, keywords, keyword_terms, confidence, importance) VALUES (%s, 'n', %s,"
+        " 'v', 'fact', %s::halfvec, '{}/268435456'::sparsevec, '{}', %s, %s)"
+    )
+    vector = "[" + ",".join(["0.05"] * 384) + "]"
+    with psycopg.connect(empty_db, autocommit=True) as conn:
+        for i, (confidence, importance) in enumerate([(0.5, 0.5), (0.95, 0.1), (1.0, 0.93)]):
+            conn.execute(insert, (uuid.uuid4(), f"k{i}", vector, confidence, importance))
+    assert copies_drift(empty_db, "n") == [] and label_drift(empty_db, "n") == []
+
+    migrate.downgrade(cfg, "0037")
+    confidence_copy = (
+        "SELECT namespace, id, live, confidence FROM long_term_memory"
+        " EXCEPT ALL SELECT namespace, id, live, confidence FROM memory_confidence"
+    )
+    with psycopg.connect(empty_db, autocommit=True) as conn:
+        assert conn.execute(confidence_copy).fetchall() == []
+        assert conn.execute(
+            "SELECT count(*) FROM keyword_stats WHERE term < -1073741845"
+        ).fetchone() == (0,)
+        conn.execute(insert, (uuid.uuid4(), "k3", vector, 0.9, 0.2))  # the old triggers
+        assert conn.execute(confidence_copy).fetchall() == []
+        assert conn.execute(
+            "SELECT sum(df) FROM keyword_stats WHERE term = hindsight_confidence_term(0.9)"
+        ).fetchone() == (1,)
+    assert "memory_facets" not in tables(empty_db)
+
+    migrate.upgrade(cfg)
+    assert "memory_confidence" not in tables(empty_db)
+    assert copies_drift(empty_db, "n") == [] and label_drift(empty_db, "n") == []

@@ -48,8 +48,8 @@ PER_ARM = 20
 # above all of them and far below what a full-table join or scan reads.
 BOUND = BIG // 4
 # the tables recall and the near-duplicate check read (the keyword arm's postings: 0035;
-# min_confidence's index: 0036)
-SEARCHED = ("long_term_memory", "memory_keywords", "memory_confidence")
+# the indexes of min_confidence, min_importance and observed_*: 0038)
+SEARCHED = ("long_term_memory", "memory_keywords", "memory_facets")
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +68,10 @@ def big_db(pg_url: str) -> Iterator[str]:
                     "memory_type": "event",
                     "tags": ["trip"] if i % 2 else ["trip", "work"],
                     "occurred_at": (LONG_AGO + timedelta(days=i)).isoformat(),
-                    # a confidence nothing else has (the rest are at the initial 0.5)
+                    # a confidence and an importance nothing else has (the rest are at
+                    # the initial 0.5, and the built-in estimate's 0.5 or 0.1)
                     "confidence": 0.95,
+                    "importance": 0.95,
                 }
             )
             for i, m in enumerate(corpus.memories(FEW, "few"))
@@ -82,6 +84,18 @@ def big_db(pg_url: str) -> Iterator[str]:
                 items = [parse_line(line, None, i) for i, line in enumerate(lines)]
                 importer = BulkImporter(settings, hs.pool, hs.embedder, hs.observer)
                 await importer.run(items, total=len(items), import_id="plan-shape")
+                # the events were last observed when they occurred, as if reinforced then,
+                # and the rest are as important as the built-in estimate makes most (the
+                # corpus spreads them over 0-1)
+                async with hs.pool.connection() as conn:
+                    await conn.execute(
+                        "UPDATE long_term_memory SET last_observed = occurred_at "
+                        "WHERE namespace = 'big' AND memory_type = 'event'"
+                    )
+                    await conn.execute(
+                        "UPDATE long_term_memory SET importance = 0.5 "
+                        "WHERE namespace = 'big' AND memory_type <> 'event'"
+                    )
             finally:
                 await hs.aclose()
 
@@ -111,8 +125,12 @@ def searches(namespace: str) -> Iterator[tuple[str, search_store.Search]]:
         MemoryFilter(min_confidence=0.9),
         MemoryFilter(min_confidence=0.9, tags=("work",)),
         MemoryFilter(min_confidence=0.99),
+        MemoryFilter(min_importance=0.9),
+        MemoryFilter(observed_before=LONG_AGO + timedelta(days=60)),
         # admits most memories: the indexes still answer
         MemoryFilter(min_confidence=0.3),
+        MemoryFilter(min_importance=0.3),
+        MemoryFilter(observed_after=LONG_AGO),
         MemoryFilter(created_after=LONG_AGO, tags_any=("work",)),
     ]
     for query in queries:
@@ -345,6 +363,15 @@ NARROW = {
     ),
     # in the bucket (0.5-0.55) that holds the other 8,000: counted through the index
     "min_confidence=0.51": (MemoryFilter(min_confidence=0.51), "confidence >= 0.51"),
+    "min_importance=0.9": (MemoryFilter(min_importance=0.9), "importance >= 0.9"),
+    "min_importance=0.51,tags=work": (
+        MemoryFilter(min_importance=0.51, tags=("work",)),
+        "importance >= 0.51 AND 'work' = ANY(tags)",
+    ),
+    "observed in 2001": (
+        MemoryFilter(observed_after=LONG_AGO, observed_before=LONG_AGO + timedelta(days=30)),
+        "last_observed >= '2001-03-01Z' AND last_observed < '2001-03-31Z'",
+    ),
     "occurred in 2001": (
         MemoryFilter(occurred_after=LONG_AGO, occurred_before=LONG_AGO + timedelta(days=30)),
         "occurred_at >= '2001-03-01Z' AND occurred_at < '2001-03-31Z'",
@@ -407,33 +434,42 @@ def test_a_filter_admitting_few_memories_is_searched_exactly(big_db: str, name: 
     assert scores == sorted(scores, reverse=True)
 
 
-# A min_confidence bound, and the memory_confidence entries each arm reads for it: the
-# counts per confidence bucket decide when they can (migration 0037), and the index
-# entries are counted only when they cannot.
-CONFIDENCE_READS = {
+# A filter memory_facets counts, and its entries each arm reads for it: the counts per
+# bucket decide a minimum when they can (migrations 0037, 0038), and the index entries are
+# counted only when they cannot; a window is always counted, up to one past the limit.
+FACET_READS = {
     # admits all 8,040: the buckets say so; the HNSW walk and the postings answer
-    0.3: 0,
-    0.5: 0,
+    "min_confidence=0.3": (MemoryFilter(min_confidence=0.3), 0),
+    "min_confidence=0.5": (MemoryFilter(min_confidence=0.5), 0),
     # inside a bucket that holds nothing, the 8,040 above it: the buckets say so too
-    0.45: 0,
+    "min_confidence=0.45": (MemoryFilter(min_confidence=0.45), 0),
     # nothing reaches it: read, and nothing found
-    1.0: 0,
+    "min_confidence=1.0": (MemoryFilter(min_confidence=1.0), 0),
     # admits the FEW at 0.95 and no bucket holds anything else: read once, to search them
-    0.9: FEW,
+    "min_confidence=0.9": (MemoryFilter(min_confidence=0.9), FEW),
     # its own bucket holds the 8,000 at 0.5: the index counts the FEW it admits, then
     # they are read to be searched
-    0.51: 2 * FEW,
+    "min_confidence=0.51": (MemoryFilter(min_confidence=0.51), 2 * FEW),
+    # the same for the importance, whose built-in estimate is 0.5 or 0.1
+    "min_importance=0.3": (MemoryFilter(min_importance=0.3), 0),
+    "min_importance=0.9": (MemoryFilter(min_importance=0.9), FEW),
+    "min_importance=0.51": (MemoryFilter(min_importance=0.51), 2 * FEW),
+    # a window admitting the FEW: counted, then read
+    "observed in 2001": (
+        MemoryFilter(observed_after=LONG_AGO, observed_before=LONG_AGO + timedelta(days=60)),
+        2 * FEW,
+    ),
+    # one admitting all: counted to one past the limit, and not read again
+    "observed since 2001": (MemoryFilter(observed_after=LONG_AGO), EXACT_MAX + 1),
 }
 
 
-@pytest.mark.parametrize("bound", list(CONFIDENCE_READS))
-def test_min_confidence_reads_its_index_only_when_the_bucket_counts_cannot_tell(
-    big_db: str, bound: float
-) -> None:
+@pytest.mark.parametrize("name", list(FACET_READS))
+def test_a_facet_filter_reads_its_index_only_as_far_as_it_must(big_db: str, name: str) -> None:
     query = Corpus(seed=14).query()
     terms, counts = query_terms(query)
     vector = HalfVector(BuiltinEmbedder().embed_one(query))
-    f = MemoryFilter(min_confidence=bound)
+    f, expected = FACET_READS[name]
     search = search_store.Search("big", vector, terms, counts, f, PER_ARM, EXACT_MAX, BUDGET)
 
     async def run() -> dict[str, float]:
@@ -445,12 +481,10 @@ def test_min_confidence_reads_its_index_only_when_the_bucket_counts_cannot_tell(
                     sql, params = search.statement(arm)
                     plan = await explain_generic(conn, sql, params)
                     reads[arm] = sum(
-                        n.rows_read
-                        for n in executed_nodes(plan)
-                        if n.relation == "memory_confidence"
+                        n.rows_read for n in executed_nodes(plan) if n.relation == "memory_facets"
                     )
         finally:
             await pool.close()
         return reads
 
-    assert asyncio.run(run()) == {arm: CONFIDENCE_READS[bound] for arm in ("vector", "keyword")}
+    assert asyncio.run(run()) == {arm: expected for arm in ("vector", "keyword")}

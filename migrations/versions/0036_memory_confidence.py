@@ -34,8 +34,6 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from hindsight.db import functions
-
 revision: str = "0036"
 down_revision: str | None = "0035"
 branch_labels: str | Sequence[str] | None = None
@@ -108,11 +106,24 @@ INDEX = (
     "INCLUDE (id) WHERE live"
 )
 
-TRIGGERS = {
-    "long_term_memory_confidence_inserted": "de78bdce1207",
-    "long_term_memory_confidence_updated": "0274d8c319b4",
-    "long_term_memory_confidence_deleted": "89d092b840d1",
-}
+# The triggers as this revision created them (0038 replaced them; its downgrade puts them
+# back).
+INSERTED = """
+CREATE TRIGGER long_term_memory_confidence_inserted AFTER INSERT ON long_term_memory
+  REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_confidence_rows();
+"""
+UPDATED = """
+CREATE TRIGGER long_term_memory_confidence_updated AFTER UPDATE ON long_term_memory
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_confidence_rows();
+"""
+DELETED = """
+CREATE TRIGGER long_term_memory_confidence_deleted AFTER DELETE ON long_term_memory
+  REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_confidence_rows();
+"""
+TRIGGERS = (INSERTED, UPDATED, DELETED)
 
 
 def _distributed() -> bool:
@@ -142,8 +153,8 @@ def upgrade() -> None:
         )
     # The triggers before the copy, one statement at a time, as in 0035: CREATE TRIGGER
     # keeps writes to long_term_memory out until the upgrade commits.
-    for trigger, pin in TRIGGERS.items():
-        op.execute(functions.load(**{trigger: pin}))
+    for trigger in TRIGGERS:
+        op.execute(trigger)
     op.execute(_COPY)
     op.execute(INDEX)
     op.execute("ANALYZE memory_confidence")

@@ -42,6 +42,68 @@ SELECT namespace, hindsight_confidence_term(confidence), count(*)
 FROM memory_confidence WHERE live GROUP BY 1, 2
 """
 
+# The trigger function as this revision loaded it (0038 replaced it with
+# hindsight_ltm_facet_rows, which keeps memory_facets instead, and puts this back on
+# downgrade).
+CONFIDENCE_ROWS = """
+CREATE OR REPLACE FUNCTION hindsight_ltm_confidence_rows() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+  ids uuid[];
+  namespaces text[];
+  copies jsonb;
+  deltas jsonb;
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    SELECT jsonb_agg(c) INTO copies FROM (
+      SELECT n.namespace, n.id, n.live, n.confidence FROM new_rows n) c;
+    SELECT jsonb_agg(d) INTO deltas FROM (
+      SELECT n.namespace, hindsight_confidence_term(n.confidence) AS term, count(*) AS df
+      FROM new_rows n WHERE n.live GROUP BY 1, 2) d;
+  ELSIF TG_OP = 'UPDATE' THEN
+    SELECT array_agg(o.id), array_agg(DISTINCT o.namespace) INTO ids, namespaces
+    FROM old_rows o JOIN new_rows n ON n.id = o.id
+    WHERE (o.namespace, o.live, o.confidence) IS DISTINCT FROM
+          (n.namespace, n.live, n.confidence);
+    IF ids IS NULL THEN
+      RETURN NULL;
+    END IF;
+    SELECT jsonb_agg(c) INTO copies FROM (
+      SELECT n.namespace, n.id, n.live, n.confidence FROM new_rows n WHERE n.id = ANY(ids)) c;
+    SELECT jsonb_agg(d) INTO deltas FROM (
+      SELECT b.namespace, b.term, sum(b.delta) AS df FROM (
+        SELECT o.namespace, hindsight_confidence_term(o.confidence) AS term, -1 AS delta
+        FROM old_rows o WHERE o.live AND o.id = ANY(ids)
+        UNION ALL
+        SELECT n.namespace, hindsight_confidence_term(n.confidence), 1
+        FROM new_rows n WHERE n.live AND n.id = ANY(ids)) b
+      GROUP BY b.namespace, b.term HAVING sum(b.delta) <> 0) d;
+  ELSE
+    SELECT array_agg(o.id), array_agg(DISTINCT o.namespace) INTO ids, namespaces
+    FROM old_rows o;
+    SELECT jsonb_agg(d) INTO deltas FROM (
+      SELECT o.namespace, hindsight_confidence_term(o.confidence) AS term,
+             -count(*) AS df
+      FROM old_rows o WHERE o.live GROUP BY 1, 2) d;
+  END IF;
+  IF ids IS NOT NULL THEN  -- ANY(NULL) would leave Citus no shard to route to
+    DELETE FROM memory_confidence c WHERE c.namespace = ANY(namespaces) AND c.id = ANY(ids);
+  END IF;
+  IF copies IS NOT NULL THEN
+    INSERT INTO memory_confidence (namespace, id, live, confidence)
+    SELECT c.namespace, c.id, c.live, c.confidence
+    FROM jsonb_populate_recordset(NULL::memory_confidence, copies) c;
+  END IF;
+  IF deltas IS NOT NULL THEN
+    PERFORM hindsight_keyword_deltas(deltas);
+  END IF;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION hindsight_ltm_confidence_rows() IS
+  'Keeps memory_confidence a copy of each memory''s confidence and liveness, and the live '
+  'memories'' counts per confidence bucket in keyword_stats.';
+"""
+
 
 TERM_COMMENT_BEFORE = (
     "Term hash; 0 counts live memories; negative: a label (memory type or tag), "
@@ -66,9 +128,9 @@ def upgrade() -> None:
         functions.load(
             hindsight_confidence_term="6781ce19eede",
             hindsight_confidence_terms="dd77d74f3e8a",
-            hindsight_ltm_confidence_rows="7233d7696263",
         )
     )
+    op.execute(CONFIDENCE_ROWS)
     op.alter_column(
         "keyword_stats", "term", comment=TERM_COMMENT, existing_comment=TERM_COMMENT_BEFORE
     )

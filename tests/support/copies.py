@@ -1,6 +1,7 @@
 """The copies triggers keep of long_term_memory's columns, against it: memory_keywords (the
-keyword arm's postings, migration 0035) and memory_confidence (min_confidence's index,
-0036) must each hold exactly one row per memory, equal to the memory's copied columns."""
+keyword arm's postings, migration 0035) and memory_facets (the indexes of min_confidence,
+min_importance and observed_*, 0038) must each hold exactly one row per memory, equal to the
+memory's copied columns."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ COPIED = {
     "memory_keywords": (
         "namespace, id, memory_type, tags, live, expires_at, keyword_terms, keywords::text"
     ),
-    "memory_confidence": "namespace, id, live, confidence",
+    "memory_facets": "namespace, id, live, confidence, importance, last_observed",
 }
 
 
@@ -40,8 +41,8 @@ def copy_drift(
 
 
 def copies_drift(url: str, namespace: str | None = None) -> list[tuple[Any, ...]]:
-    """Both copies' drift: memory_keywords' and memory_confidence's, [] when both agree."""
-    return [*copy_drift(url, namespace), *copy_drift(url, namespace, "memory_confidence")]
+    """Both copies' drift: memory_keywords' and memory_facets', [] when both agree."""
+    return [*copy_drift(url, namespace), *copy_drift(url, namespace, "memory_facets")]
 
 
 def copies(url: str, namespace: str, table: str = "memory_keywords") -> int:

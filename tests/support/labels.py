@@ -1,5 +1,5 @@
 """The label counts recall's filters decide by (keyword_stats, negative terms: memory types,
-tags and confidence buckets), against a count of the memories themselves."""
+tags, confidence and importance buckets), against a count of the memories themselves."""
 
 from __future__ import annotations
 
@@ -25,6 +25,13 @@ def label_drift(url: str, namespace: str) -> list[tuple[str, int, int]]:
                     SELECT count(*) FROM long_term_memory m
                     WHERE m.namespace = %(ns)s AND m.live
                       AND least(floor(m.confidence * 20), 20) = b)
+                FROM generate_series(0, 20) b
+                UNION ALL
+                -- and every importance bucket, 21 terms further down
+                SELECT 'importance:' || b, -1073741846 - b, (
+                    SELECT count(*) FROM long_term_memory m
+                    WHERE m.namespace = %(ns)s AND m.live
+                      AND least(floor(m.importance::numeric * 20), 20) = b)
                 FROM generate_series(0, 20) b
             )
             SELECT l, n, (SELECT coalesce(sum(df), 0) FROM keyword_stats s

@@ -50,7 +50,7 @@ PLAN: tuple[Placement, ...] = (
     Placement("namespace_erasures", "reference"),
     Placement("long_term_memory", "distributed", "namespace", "default"),
     _by_namespace("memory_keywords"),
-    _by_namespace("memory_confidence"),
+    _by_namespace("memory_facets"),
     _by_namespace("memory_access"),
     _by_namespace("memory_history"),
     _by_namespace("keyword_stats"),

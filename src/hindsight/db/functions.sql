@@ -309,19 +309,23 @@ CREATE TRIGGER long_term_memory_keywords_deleted AFTER DELETE ON long_term_memor
   REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_keyword_rows();
 
--- name: hindsight_ltm_confidence_rows
--- memory_confidence holds each memory's confidence and liveness with an index on the
--- confidence (migration 0036), so that recall can count and read the few memories a high
--- min_confidence admits instead of walking the HNSW graph until it meets them. The
--- memory's own row has no such index: one would make every reinforcement, which changes
--- the confidence, a non-HOT update that enters the row into both HNSW graphs again. Here a
--- reinforcement rewrites a row of a few dozen bytes and its two b-tree entries, and, when
--- the confidence moves to another bucket of 0.05, appends two keyword_stats deltas; a
--- change of anything else (an access, a tier move, new tags) writes nothing. (The
+-- name: hindsight_ltm_facet_rows
+-- memory_facets holds what of each memory recall filters by and a reinforcement or the
+-- lifecycle changes after it is written: its confidence, importance and last observation,
+-- with its liveness, each with an index (migration 0038; 0036 began it as memory_confidence).
+-- Through them recall counts and reads the few memories a high min_confidence or
+-- min_importance, or a narrow observed_* window, admits, instead of walking the HNSW graph
+-- until it meets them. The memory's own row has no such indexes: one would make every
+-- reinforcement (the confidence and last observation), session demotion and consolidation
+-- (the importance) a non-HOT update that enters the row into both HNSW graphs again. Here
+-- such a change rewrites a row of a few dozen bytes and its four b-tree entries, and, when
+-- the confidence or importance moves to another bucket of 0.05, appends keyword_stats
+-- deltas; a change of anything else (an access, a tier move, new tags) writes nothing. (The
 -- transition tables are read first, as above.) The buckets count the live memories per
--- confidence as the labels are counted (migration 0037): recall decides from them whether a
--- min_confidence admits few enough to narrow by, without reading index entries.
-CREATE OR REPLACE FUNCTION hindsight_ltm_confidence_rows() RETURNS trigger
+-- confidence (migration 0037) and importance (0038) as the labels are counted: recall
+-- decides from them whether a bound admits few enough to narrow by, without reading index
+-- entries.
+CREATE OR REPLACE FUNCTION hindsight_ltm_facet_rows() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
   ids uuid[];
@@ -331,52 +335,58 @@ DECLARE
 BEGIN
   IF TG_OP = 'INSERT' THEN
     SELECT jsonb_agg(c) INTO copies FROM (
-      SELECT n.namespace, n.id, n.live, n.confidence FROM new_rows n) c;
+      SELECT n.namespace, n.id, n.live, n.confidence, n.importance, n.last_observed
+      FROM new_rows n) c;
     SELECT jsonb_agg(d) INTO deltas FROM (
-      SELECT n.namespace, hindsight_confidence_term(n.confidence) AS term, count(*) AS df
-      FROM new_rows n WHERE n.live GROUP BY 1, 2) d;
+      SELECT n.namespace, t.term, count(*) AS df
+      FROM new_rows n, unnest(hindsight_facet_terms(n.confidence, n.importance)) t(term)
+      WHERE n.live GROUP BY 1, 2) d;
   ELSIF TG_OP = 'UPDATE' THEN
     SELECT array_agg(o.id), array_agg(DISTINCT o.namespace) INTO ids, namespaces
     FROM old_rows o JOIN new_rows n ON n.id = o.id
-    WHERE (o.namespace, o.live, o.confidence) IS DISTINCT FROM
-          (n.namespace, n.live, n.confidence);
+    WHERE (o.namespace, o.live, o.confidence, o.importance, o.last_observed) IS DISTINCT FROM
+          (n.namespace, n.live, n.confidence, n.importance, n.last_observed);
     IF ids IS NULL THEN
       RETURN NULL;
     END IF;
     SELECT jsonb_agg(c) INTO copies FROM (
-      SELECT n.namespace, n.id, n.live, n.confidence FROM new_rows n WHERE n.id = ANY(ids)) c;
+      SELECT n.namespace, n.id, n.live, n.confidence, n.importance, n.last_observed
+      FROM new_rows n WHERE n.id = ANY(ids)) c;
     SELECT jsonb_agg(d) INTO deltas FROM (
       SELECT b.namespace, b.term, sum(b.delta) AS df FROM (
-        SELECT o.namespace, hindsight_confidence_term(o.confidence) AS term, -1 AS delta
-        FROM old_rows o WHERE o.live AND o.id = ANY(ids)
+        SELECT o.namespace, t.term, -1 AS delta
+        FROM old_rows o, unnest(hindsight_facet_terms(o.confidence, o.importance)) t(term)
+        WHERE o.live AND o.id = ANY(ids)
         UNION ALL
-        SELECT n.namespace, hindsight_confidence_term(n.confidence), 1
-        FROM new_rows n WHERE n.live AND n.id = ANY(ids)) b
+        SELECT n.namespace, t.term, 1
+        FROM new_rows n, unnest(hindsight_facet_terms(n.confidence, n.importance)) t(term)
+        WHERE n.live AND n.id = ANY(ids)) b
       GROUP BY b.namespace, b.term HAVING sum(b.delta) <> 0) d;
   ELSE
     SELECT array_agg(o.id), array_agg(DISTINCT o.namespace) INTO ids, namespaces
     FROM old_rows o;
     SELECT jsonb_agg(d) INTO deltas FROM (
-      SELECT o.namespace, hindsight_confidence_term(o.confidence) AS term,
-             -count(*) AS df
-      FROM old_rows o WHERE o.live GROUP BY 1, 2) d;
+      SELECT o.namespace, t.term, -count(*) AS df
+      FROM old_rows o, unnest(hindsight_facet_terms(o.confidence, o.importance)) t(term)
+      WHERE o.live GROUP BY 1, 2) d;
   END IF;
   IF ids IS NOT NULL THEN  -- ANY(NULL) would leave Citus no shard to route to
-    DELETE FROM memory_confidence c WHERE c.namespace = ANY(namespaces) AND c.id = ANY(ids);
+    DELETE FROM memory_facets c WHERE c.namespace = ANY(namespaces) AND c.id = ANY(ids);
   END IF;
   IF copies IS NOT NULL THEN
-    INSERT INTO memory_confidence (namespace, id, live, confidence)
-    SELECT c.namespace, c.id, c.live, c.confidence
-    FROM jsonb_populate_recordset(NULL::memory_confidence, copies) c;
+    INSERT INTO memory_facets (namespace, id, live, confidence, importance, last_observed)
+    SELECT c.namespace, c.id, c.live, c.confidence, c.importance, c.last_observed
+    FROM jsonb_populate_recordset(NULL::memory_facets, copies) c;
   END IF;
   IF deltas IS NOT NULL THEN
     PERFORM hindsight_keyword_deltas(deltas);
   END IF;
   RETURN NULL;
 END $$;
-COMMENT ON FUNCTION hindsight_ltm_confidence_rows() IS
-  'Keeps memory_confidence a copy of each memory''s confidence and liveness, and the live '
-  'memories'' counts per confidence bucket in keyword_stats.';
+COMMENT ON FUNCTION hindsight_ltm_facet_rows() IS
+  'Keeps memory_facets a copy of each memory''s confidence, importance, last observation and '
+  'liveness, and the live memories'' counts per confidence and importance bucket in '
+  'keyword_stats.';
 
 -- name: hindsight_confidence_term
 -- The keyword_stats term that counts a namespace's live memories in one confidence bucket
@@ -401,20 +411,49 @@ COMMENT ON FUNCTION hindsight_confidence_terms(numeric) IS
   'The keyword_stats terms counting live memories in the confidence buckets a bound reaches, '
   'its own bucket first.';
 
--- name: long_term_memory_confidence_inserted
-CREATE TRIGGER long_term_memory_confidence_inserted AFTER INSERT ON long_term_memory
+-- name: hindsight_importance_term
+-- The keyword_stats term that counts a namespace's live memories in one importance bucket
+-- of 0.05 (migration 0038): the confidence's buckets, shifted 21 terms further down.
+CREATE OR REPLACE FUNCTION hindsight_importance_term(importance double precision)
+RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT hindsight_confidence_term(importance::numeric) - 21 $$;
+COMMENT ON FUNCTION hindsight_importance_term(double precision) IS
+  'The keyword_stats term (below -2^30) counting live memories in an importance''s bucket.';
+
+-- name: hindsight_importance_terms
+-- The terms of the buckets at and above `bound`'s, its own first, as for the confidence.
+CREATE OR REPLACE FUNCTION hindsight_importance_terms(bound double precision)
+RETURNS integer[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT ARRAY(SELECT t.term - 21
+               FROM unnest(hindsight_confidence_terms(bound::numeric)) WITH ORDINALITY t(term, i)
+               ORDER BY t.i)
+$$;
+COMMENT ON FUNCTION hindsight_importance_terms(double precision) IS
+  'The keyword_stats terms counting live memories in the importance buckets a bound reaches, '
+  'its own bucket first.';
+
+-- name: hindsight_facet_terms
+-- The two bucket terms a live memory counts under.
+CREATE OR REPLACE FUNCTION hindsight_facet_terms(confidence numeric, importance double precision)
+RETURNS integer[] LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT ARRAY[hindsight_confidence_term(confidence), hindsight_importance_term(importance)] $$;
+COMMENT ON FUNCTION hindsight_facet_terms(numeric, double precision) IS
+  'The keyword_stats terms of a memory''s confidence bucket and importance bucket.';
+
+-- name: long_term_memory_facets_inserted
+CREATE TRIGGER long_term_memory_facets_inserted AFTER INSERT ON long_term_memory
   REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_confidence_rows();
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_facet_rows();
 
--- name: long_term_memory_confidence_updated
-CREATE TRIGGER long_term_memory_confidence_updated AFTER UPDATE ON long_term_memory
+-- name: long_term_memory_facets_updated
+CREATE TRIGGER long_term_memory_facets_updated AFTER UPDATE ON long_term_memory
   REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_confidence_rows();
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_facet_rows();
 
--- name: long_term_memory_confidence_deleted
-CREATE TRIGGER long_term_memory_confidence_deleted AFTER DELETE ON long_term_memory
+-- name: long_term_memory_facets_deleted
+CREATE TRIGGER long_term_memory_facets_deleted AFTER DELETE ON long_term_memory
   REFERENCING OLD TABLE AS old_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_confidence_rows();
+  FOR EACH STATEMENT EXECUTE FUNCTION hindsight_ltm_facet_rows();
 
 -- name: hindsight_session_ended
 -- An ended session's event and experience memories are demoted a policy delay later; the

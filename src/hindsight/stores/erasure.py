@@ -127,7 +127,7 @@ async def erase_namespace(conn: Connection, namespace: str, *, actor: str) -> di
         await conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (namespace,))
     # emptied by the deletion's triggers; a copy whose memory was gone already (a session
     # with triggers off) would stay
-    for table in ("memory_keywords", "memory_confidence"):
+    for table in ("memory_keywords", "memory_facets"):
         await conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (namespace,))
     if counts["namespace_policy"]:
         await policies.bump_version(conn)
@@ -157,7 +157,7 @@ async def last_erased_at(conn: Connection, namespace: str) -> datetime | None:
 SHARED_TABLES = ("embedding_cache",)
 # Emptied of a namespace by long_term_memory's deletion triggers (the copies also by a
 # DELETE of their own in erase_namespace, for rows a trigger-less session left behind).
-MEMORY_TRIGGER_TABLES = ("memory_access", "memory_keywords", "memory_confidence")
+MEMORY_TRIGGER_TABLES = ("memory_access", "memory_keywords", "memory_facets")
 
 
 async def vacuum(conn: Connection, *, full: bool) -> None:

@@ -130,8 +130,7 @@ def filter_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str:
     if f.min_importance is not None:
         add(f"{p}importance >= %(f_min_imp)s", "f_min_imp", f.min_importance)
     parts.append(created_sql(f, params, alias))
-    observed = (f.observed_after, f.observed_before)
-    parts.append(_window(f"{p}last_observed", ("f_o_after", "f_o_before"), observed, params))
+    parts.append(observed_sql(f, params, alias))
     parts.append(occurred_sql(f, params, alias))
     if f.key is not None:
         add(f"{p}mem_key = %(f_key)s", "f_key", f.key)
@@ -157,6 +156,17 @@ def created_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str
     p = f"{alias}." if alias else ""
     return _window(
         f"{p}created_at", ("f_c_after", "f_c_before"), (f.created_after, f.created_before), params
+    )
+
+
+def observed_sql(f: MemoryFilter, params: dict[str, Any], alias: str = "") -> str:
+    """The observed_* bounds of `f` as conditions ('' when neither is set)."""
+    p = f"{alias}." if alias else ""
+    return _window(
+        f"{p}last_observed",
+        ("f_o_after", "f_o_before"),
+        (f.observed_after, f.observed_before),
+        params,
     )
 
 

@@ -13,18 +13,19 @@ enumerate (migration 0024), cheapest first:
 
 - labels: the memory types (any of), the tags_any (any of), or one tag of tags,
   whichever admits fewest, counted exactly from keyword_stats (no rows read);
-- min_confidence, from the live memories' counts per confidence bucket (keyword_stats,
-  migration 0037), and through memory_confidence's index (0036) only when the buckets
-  cannot tell; then the occurred_* window, then the created_* window, through theirs: up
-  to one past the limit (at most that many index entries read).
+- min_confidence, then min_importance, from the live memories' counts per bucket of 0.05
+  (keyword_stats, migrations 0037, 0038), and through memory_facets' index on each (0036,
+  0038) only when the buckets cannot tell; then the occurred_* window, the created_*
+  window and the observed_* window, through theirs: up to one past the limit (at most that
+  many index entries read).
 
 The first that admits at most HINDSIGHT_EXACT_SEARCH_MAX_ROWS rows is read through its
 index, the whole filter applied, and scored exactly: never more rows than the limit. When
 none does, the filter admits so many that the HNSW walk meets k of them soon (k·N/limit
-rows at most, on average). min_importance and observed_* are not counted: importance and
-last_observed change on reinforcements, an index over them on the memory's row would make
-each reinforcement rewrite both HNSW indexes, and no copy of them is kept with one (as
-memory_confidence is of the confidence). Alone, they narrow what the walk meets.
+rows at most, on average). The confidence, importance and last observation are indexed in
+memory_facets, a copy triggers keep, and not on the memory's row: reinforcements and the
+lifecycle change them, and an index over them there would make each such change rewrite
+both HNSW indexes.
 
 Each arm counts for itself. The arms run at once on two connections, so the count costs
 their wall time once (a window too broad to narrow: 10.8 -> 11.5 ms p50 at 100k); sharing
@@ -38,7 +39,13 @@ from typing import Any
 
 from hindsight.db.models import LIVE_STATUSES
 from hindsight.stores.arrays import array_literal
-from hindsight.stores.filters import FILTER_COLUMNS_SQL, MemoryFilter, created_sql, occurred_sql
+from hindsight.stores.filters import (
+    FILTER_COLUMNS_SQL,
+    MemoryFilter,
+    created_sql,
+    observed_sql,
+    occurred_sql,
+)
 
 # Each alternative's count is the sum of its labels' (an upper bound for any of several:
 # a memory may hold two), read from the counts a trigger keeps (migration 0024).
@@ -88,46 +95,95 @@ _SPARSE_DISTANCE = "m.keywords <#> (SELECT v FROM qvec)"
 # the keyword arm scores only rows that share a term with the query
 _SPARSE_ALSO = f" AND (SELECT v FROM qvec) IS NOT NULL AND {_SPARSE_DISTANCE} < 0"
 
-# memory_confidence's rows count; the memories themselves are then probed by primary key.
-# The bound is cast: psycopg sends a float as float8, and a numeric column compared with a
-# float8 is cast entry by entry, which its index cannot serve (the count read every entry
-# of the namespace, 13 ms at 100k, where it reads those admitted).
-_CONFIDENCE_ADMITTED = """
-                  SELECT c.id FROM memory_confidence c
-                  WHERE c.namespace = %(ns)s AND c.live
-                    AND c.confidence >= %(f_min_conf)s::numeric"""
-# Whether it admits few is read first from the live memories' counts per confidence bucket
-# of 0.05 (keyword_stats, migration 0037): the buckets at and above the bound's hold at most
-# what it admits, those above the bound's own bucket at least (all of it, when the bound is
-# where the bucket starts, as 0.5 or 0.9 are). The index entries are counted only when the
-# limit falls between the two: a bound admitting most memories of 100k read 5,001 entries
-# on every recall to learn it does not narrow (~1 ms an arm, benchmarks/README item 37).
-_CONFIDENCE_BUCKETS = """
-confidence_buckets AS (
+# memory_facets' rows count (migration 0038); the memories themselves are then probed by
+# primary key. Each bound is cast to its column's type: psycopg sends a float as float8, and
+# a numeric column compared with a float8 is cast entry by entry, which its index cannot
+# serve (the count read every entry of the namespace, 13 ms at 100k, where it reads those
+# admitted).
+_FACET_ADMITTED = """
+                  SELECT c.id FROM memory_facets c
+                  WHERE c.namespace = %(ns)s AND c.live AND {condition}"""
+
+
+@dataclass(frozen=True)
+class _Facet:
+    """A filter read through memory_facets: its way's name, its condition on the copy
+    (alias c), and for a minimum, the function giving the bucket terms it reaches."""
+
+    way: str
+    condition: str
+    bucket_terms: str | None = None
+    bound: str = ""
+
+    @property
+    def admitted(self) -> str:
+        return _FACET_ADMITTED.format(condition=self.condition)
+
+    def buckets_cte(self) -> str:
+        """Whether a minimum admits few is read first from the live memories' counts per
+        bucket of 0.05 (keyword_stats, migrations 0037, 0038): the buckets at and above the
+        bound's hold at most what it admits, those above the bound's own bucket at least
+        (all of it, when the bound is where the bucket starts, as 0.5 or 0.9 are). The
+        index entries are counted only when the limit falls between the two: a bound
+        admitting most memories of 100k read 5,001 entries on every recall to learn it does
+        not narrow (~1 ms an arm, benchmarks/README item 37)."""
+        return f"""
+{self.way}_buckets AS (
     SELECT coalesce(sum(s.df), 0) AS at_most,
            coalesce(sum(s.df) FILTER (WHERE s.term <> b.terms[1] OR b.whole), 0) AS at_least
-    FROM (SELECT hindsight_confidence_terms(v.bound) AS terms,
-                 v.bound * 20 = floor(v.bound * 20) AS whole
-          FROM (SELECT %(f_min_conf)s::numeric AS bound) v) b
+    FROM (SELECT {self.bucket_terms}(v.bound) AS terms,
+                 v.bound::numeric * 20 = floor(v.bound::numeric * 20) AS whole
+          FROM (SELECT {self.bound} AS bound) v) b
     LEFT JOIN keyword_stats s ON s.namespace = %(ns)s AND s.term = ANY(b.terms)
 ),
 """
-_CONFIDENCE_COUNTED = f"""
+
+    def counted(self) -> str:
+        count = f"""(SELECT count(*) FROM ({self.admitted}
+                                    LIMIT %(exact_max)s + 1) c) <= %(exact_max)s"""
+        if self.bucket_terms is None:
+            return f"\n        WHEN {count} THEN '{self.way}'"
+        return f"""
         WHEN (SELECT CASE WHEN at_most <= %(exact_max)s THEN true
                           WHEN at_least > %(exact_max)s THEN false
-                          ELSE (SELECT count(*) FROM ({_CONFIDENCE_ADMITTED}
-                                    LIMIT %(exact_max)s + 1) c) <= %(exact_max)s END
-              FROM confidence_buckets) THEN 'confidence'"""
-_CONFIDENCE_CONDITION = (
-    "m.namespace = %(ns)s AND m.live AND m.id = ANY(ARRAY("
-    + " ".join(_CONFIDENCE_ADMITTED.split())
-    + "))"
-)
+                          ELSE {count} END
+              FROM {self.way}_buckets) THEN '{self.way}'"""
+
+    @property
+    def rows_condition(self) -> str:
+        return (
+            "m.namespace = %(ns)s AND m.live AND m.id = ANY(ARRAY("
+            + " ".join(self.admitted.split())
+            + "))"
+        )
+
+
+def _facets(f: MemoryFilter, params: dict[str, Any]) -> list[_Facet]:
+    """The filter's conditions that memory_facets can count and enumerate."""
+    facets = []
+    if f.min_confidence is not None:
+        params["f_min_conf"] = f.min_confidence
+        bound = "%(f_min_conf)s::numeric"
+        facets.append(
+            _Facet("confidence", f"c.confidence >= {bound}", "hindsight_confidence_terms", bound)
+        )
+    if f.min_importance is not None:
+        params["f_min_imp"] = f.min_importance
+        bound = "%(f_min_imp)s::double precision"
+        facets.append(
+            _Facet("importance", f"c.importance >= {bound}", "hindsight_importance_terms", bound)
+        )
+    observed = observed_sql(f, params, "c")
+    if observed:
+        facets.append(_Facet("observed", observed))
+    return facets
+
 
 _LABELS_CONDITION = (
     "m.live AND hindsight_labels(m.namespace, m.memory_type, m.tags) && (SELECT keys FROM fewest)"
 )
 _WINDOW_CONDITION = "m.namespace = %(ns)s AND m.live AND {window}"
+_LABELS_COUNTED = "\n        WHEN (SELECT n FROM fewest) <= %(exact_max)s THEN 'labels'"
 
 
 @dataclass(frozen=True)
@@ -171,31 +227,27 @@ def narrowing_of(f: MemoryFilter, params: dict[str, Any]) -> Narrowing:
     memories: the indexes cover live rows."""
     if f.status != LIVE_STATUSES:
         return UNNARROWED
-    conditions: list[tuple[str, str]] = []
     labels, which = _label_alternatives(f)
+    # (way, how it is counted in narrow's CASE, its condition on long_term_memory m)
+    conditions: list[tuple[str, str, str]] = []
     if labels:
         params["labels"] = array_literal(labels)
         params["label_alternatives"] = array_literal(which)
-        conditions.append(("labels", _LABELS_CONDITION))
-    if f.min_confidence is not None:
-        params["f_min_conf"] = f.min_confidence
-        conditions.append(("confidence", _CONFIDENCE_CONDITION))
-    for way, condition in (
+        conditions.append(("labels", _LABELS_COUNTED, _LABELS_CONDITION))
+    facets = _facets(f, params)
+    minimums = [c for c in facets if c.bucket_terms is not None]
+    conditions += [(c.way, c.counted(), c.rows_condition) for c in minimums]
+    for way, window in (
         ("occurred", occurred_sql(f, params, "m")),
         ("created", created_sql(f, params, "m")),
     ):
-        if condition:
-            conditions.append((way, _WINDOW_CONDITION.format(window=condition)))
+        if window:
+            condition = _WINDOW_CONDITION.format(window=window)
+            conditions.append((way, _COUNTED.format(condition=condition, way=way), condition))
+    conditions += [(c.way, c.counted(), c.rows_condition) for c in facets if c not in minimums]
     if not conditions:
         return UNNARROWED
-    ways = "".join(
-        "\n        WHEN (SELECT n FROM fewest) <= %(exact_max)s THEN 'labels'"
-        if way == "labels"
-        else _CONFIDENCE_COUNTED
-        if way == "confidence"
-        else _COUNTED.format(condition=condition, way=way)
-        for way, condition in conditions
-    )
+    ways = "".join(counted for _, counted, _ in conditions)
 
     def branches(vector: str, distance: str, also: str) -> str:
         return "".join(
@@ -207,12 +259,12 @@ def narrowing_of(f: MemoryFilter, params: dict[str, Any]) -> Narrowing:
                 also=also,
                 distance=distance,
             )
-            for way, condition in conditions
+            for way, _, condition in conditions
         )
 
     return Narrowing(
         ctes=(_LABELS if labels else "")
-        + (_CONFIDENCE_BUCKETS if f.min_confidence is not None else "")
+        + "".join(c.buckets_cte() for c in minimums)
         + _NARROW.format(ways=ways),
         exact_gate="(SELECT way FROM narrow) = 'all'",
         index_gate="(SELECT way FROM narrow) = 'index'",

@@ -18,7 +18,7 @@ from hindsight.db.models.long_term import (
     embedding_cache,
     keyword_stats,
     long_term_memory,
-    memory_confidence,
+    memory_facets,
     memory_history,
     memory_keywords,
 )
@@ -57,7 +57,7 @@ __all__ = [
     "keyword_stats",
     "long_term_memory",
     "memory_access",
-    "memory_confidence",
+    "memory_facets",
     "memory_history",
     "memory_keywords",
     "metadata",

@@ -220,8 +220,9 @@ Index(
 )
 # A selective filter of a large namespace is searched exactly among the rows it admits,
 # found through these (migration 0024, stores/narrowing.py): the labels (memory type and
-# tags, namespace-prefixed) and the time windows. Not last_observed or confidence: every
-# reinforcement changes them, and an indexed column's change rewrites both HNSW indexes.
+# tags, namespace-prefixed) and the time windows. Not last_observed, confidence or
+# importance: reinforcements and the lifecycle change them, and an indexed column's change
+# rewrites both HNSW indexes; memory_facets keeps them with indexes of their own.
 Index(
     "ix_long_term_memory_labels",
     func.hindsight_labels(
@@ -281,11 +282,13 @@ Index(
     postgresql_with={"fastupdate": "off"},
 )
 
-# Each memory's confidence, with the index long_term_memory cannot have (a reinforcement
-# changes it, and an index on it would make that a non-HOT update of the memory's row): what
-# lets recall count and read the few memories a high min_confidence admits (migration 0036).
-memory_confidence = Table(
-    "memory_confidence",
+# What of each memory recall filters by and reinforcements or the lifecycle change, with the
+# indexes long_term_memory cannot have (an index on any of them would make each such change a
+# non-HOT update of the memory's row, which enters it into both HNSW graphs again): what lets
+# recall count and read the few memories a high min_confidence or min_importance, or a narrow
+# observed_* window, admits (migrations 0036, 0038).
+memory_facets = Table(
+    "memory_facets",
     metadata,
     Column("namespace", Text, nullable=False, comment="Namespace of the memory."),
     Column("id", UUID(as_uuid=True), nullable=False, comment="long_term_memory.id."),
@@ -293,17 +296,25 @@ memory_confidence = Table(
     Column(
         "confidence", Numeric(5, 4), nullable=False, comment="The memory's confidence (copied)."
     ),
-    PrimaryKeyConstraint("namespace", "id", name="pk_memory_confidence"),
-    comment="Each long-term memory's confidence and liveness, kept by triggers on "
-    "long_term_memory, indexed for recall's min_confidence filter.",
+    Column("importance", Float, nullable=False, comment="The memory's importance (copied)."),
+    _timestamp("last_observed", "The memory's last_observed (copied).", default=False),
+    PrimaryKeyConstraint("namespace", "id", name="pk_memory_facets"),
+    comment="What of each long-term memory recall filters by and reinforcements or the "
+    "lifecycle change, kept by triggers on long_term_memory, indexed for recall's "
+    "min_confidence, min_importance and observed_* filters.",
 )
-Index(
-    "ix_memory_confidence_live",
-    memory_confidence.c.namespace,
-    memory_confidence.c.confidence,
-    postgresql_include=["id"],
-    postgresql_where=text("live"),
-)
+for _name, _column in (
+    ("confidence", memory_facets.c.confidence),
+    ("importance", memory_facets.c.importance),
+    ("observed", memory_facets.c.last_observed),
+):
+    Index(
+        f"ix_memory_facets_{_name}",
+        memory_facets.c.namespace,
+        _column,
+        postgresql_include=["id"],
+        postgresql_where=text("live"),
+    )
 
 memory_history = Table(
     "memory_history",
@@ -391,7 +402,8 @@ keyword_stats = Table(
         Integer,
         nullable=False,
         comment="Term hash; 0 counts live memories; negative: a label (memory type or tag), "
-        "hindsight_label_term(), or below -2^30 a confidence bucket, hindsight_confidence_term().",
+        "hindsight_label_term(), or below -2^30 a confidence bucket, hindsight_confidence_term(), "
+        "or an importance bucket, hindsight_importance_term().",
     ),
     Column(
         "df",
