@@ -127,10 +127,19 @@ def searches(namespace: str) -> Iterator[tuple[str, search_store.Search]]:
         MemoryFilter(min_confidence=0.99),
         MemoryFilter(min_importance=0.9),
         MemoryFilter(observed_before=LONG_AGO + timedelta(days=60)),
+        MemoryFilter(observed_after=LONG_AGO, observed_before=LONG_AGO + timedelta(days=9)),
+        MemoryFilter(observed_before=LONG_AGO + timedelta(days=60), tags=("work",)),
+        MemoryFilter(
+            min_confidence=0.51,
+            min_importance=0.51,
+            observed_before=LONG_AGO + timedelta(days=20),
+            tags_any=("work", "home"),
+        ),
         # admits most memories: the indexes still answer
         MemoryFilter(min_confidence=0.3),
         MemoryFilter(min_importance=0.3),
         MemoryFilter(observed_after=LONG_AGO),
+        MemoryFilter(min_confidence=0.3, min_importance=0.3, observed_after=LONG_AGO),
         MemoryFilter(created_after=LONG_AGO, tags_any=("work",)),
     ]
     for query in queries:

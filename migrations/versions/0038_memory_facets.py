@@ -12,22 +12,24 @@ observed_* could not be counted: session demotion and consolidation change the i
 every reinforcement the last observation, and an index on either on long_term_memory would
 make those non-HOT updates that enter the row into both HNSW graphs again. So the vector arm
 walked the graph until it met k memories the filter admits: at 100k memories with a
-min_importance admitting 0.91% of them, 36.30 ms p50 and 51.17 ms p99, finding 0.948 of the
-exact top 10 (benchmarks/README item 39).
+min_importance admitting 0.91% of them, both arms took 39.5 ms p50 and 60.6 ms p99, and the
+vector arm found 0.938 of the exact top 10 (benchmarks/README item 39).
 
 memory_facets replaces memory_confidence (0036): (namespace, id, live, confidence,
 importance, last_observed) per memory, in every status, with a b-tree over the live rows on
 (namespace, x) for each of the three. Its trigger function, hindsight_ltm_facet_rows, also
 counts the live memories per importance bucket of 0.05 in keyword_stats, beside the
-confidence's (0037), under terms 21 further down (hindsight_importance_term), so that recall
+confidence's (0037), under terms 21 further down (hindsight_importance_term; the edges are
+compared as float8, the importance's type), so that recall
 decides whether a min_importance narrows without reading index entries. The service's own
 importance estimate gives most memories 0.5 or 0.1, so most bounds admit whole buckets.
 
 On a Citus cluster the table is distributed by namespace with long_term_memory.
 
 Cost: one pass over long_term_memory to copy it, three b-tree builds and a count of the
-importance buckets, with writes to memories locked out until the upgrade commits: a write
-under way with the old triggers would be missed by the copy and the count.
+importance buckets (~0.9 s at 100k memories), with writes to memories locked out until the
+upgrade commits: a write under way with the old triggers would be missed by the copy and
+the count. Reads go on until the old triggers are dropped, at the end.
 """
 
 from __future__ import annotations
@@ -143,10 +145,11 @@ def upgrade() -> None:
     # last, after DDL, which sequential mode allows (0036's downgrade)
     op.execute(
         functions.load(
-            hindsight_importance_term="7dededeabb8e",
-            hindsight_importance_terms="a6cb93317ee9",
+            hindsight_importance_bucket="9fb7aba2b995",
+            hindsight_importance_term="7ebce0a38114",
+            hindsight_importance_terms="03060d60ad11",
             hindsight_facet_terms="4e79f380531d",
-            hindsight_ltm_facet_rows="38a997ec56de",
+            hindsight_ltm_facet_rows="174aaec40bb9",
         )
     )
     if distributed:
@@ -155,14 +158,17 @@ def upgrade() -> None:
     op.execute(TABLE)
     if distributed:
         _distribute("memory_facets")
-    for event in _EVENTS:
-        op.execute(f"DROP TRIGGER long_term_memory_confidence_{event} ON long_term_memory")
     for trigger, pin in TRIGGERS.items():
         op.execute(functions.load(**{trigger: pin}))
     op.execute(_COPY)
     for index in INDEXES:
         op.execute(index)
     op.execute(_COUNT)
+    # Only now the old triggers and their table: DROP TRIGGER takes an ACCESS EXCLUSIVE
+    # lock, which would keep recall's reads out too for the copy and the index builds.
+    # Writers are held off by the lock above, so both sets of triggers never fire at once.
+    for event in _EVENTS:
+        op.execute(f"DROP TRIGGER long_term_memory_confidence_{event} ON long_term_memory")
     op.execute("DROP TABLE memory_confidence")
     op.execute("DROP FUNCTION hindsight_ltm_confidence_rows()")
     op.alter_column(
@@ -181,19 +187,20 @@ def downgrade() -> None:
     if distributed:
         _distribute("memory_confidence")
     for event in _EVENTS:
-        op.execute(f"DROP TRIGGER long_term_memory_facets_{event} ON long_term_memory")
-    for event in _EVENTS:
         op.execute(functions.written_by("0036", event.upper()))
     op.execute(_CONFIDENCE_COPY)
     op.execute(functions.written_by("0036", "INDEX"))
     # the importance buckets' terms (hindsight_importance_term: 21 below the confidence's)
     op.execute("DELETE FROM keyword_stats WHERE term < -1073741845")
+    for event in _EVENTS:  # last, as in the upgrade
+        op.execute(f"DROP TRIGGER long_term_memory_facets_{event} ON long_term_memory")
     op.execute("DROP TABLE memory_facets")
     for function in (
         "hindsight_ltm_facet_rows()",
         "hindsight_facet_terms(numeric, double precision)",
         "hindsight_importance_terms(double precision)",
         "hindsight_importance_term(double precision)",
+        "hindsight_importance_bucket(double precision)",
     ):
         op.execute(f"DROP FUNCTION {function}")
     op.alter_column(

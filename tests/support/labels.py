@@ -27,11 +27,13 @@ def label_drift(url: str, namespace: str) -> list[tuple[str, int, int]]:
                       AND least(floor(m.confidence * 20), 20) = b)
                 FROM generate_series(0, 20) b
                 UNION ALL
-                -- and every importance bucket, 21 terms further down
+                -- and every importance bucket, 21 terms further down: the values from
+                -- its edge (as float8, the importance's type) to the next
                 SELECT 'importance:' || b, -1073741846 - b, (
                     SELECT count(*) FROM long_term_memory m
                     WHERE m.namespace = %(ns)s AND m.live
-                      AND least(floor(m.importance::numeric * 20), 20) = b)
+                      AND m.importance >= b::float8 / 20
+                      AND (b = 20 OR m.importance < (b + 1)::float8 / 20))
                 FROM generate_series(0, 20) b
             )
             SELECT l, n, (SELECT coalesce(sum(df), 0) FROM keyword_stats s

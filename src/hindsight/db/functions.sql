@@ -325,8 +325,11 @@ CREATE TRIGGER long_term_memory_keywords_deleted AFTER DELETE ON long_term_memor
 -- confidence (migration 0037) and importance (0038) as the labels are counted: recall
 -- decides from them whether a bound admits few enough to narrow by, without reading index
 -- entries.
+-- The rows travel as jsonb, whose float8 text follows extra_float_digits: set here, as
+-- PostgreSQL 12+ defaults it, so that a server or role configured lower (0: 15 digits)
+-- cannot round the importance on its way into the copy.
 CREATE OR REPLACE FUNCTION hindsight_ltm_facet_rows() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET extra_float_digits = 1 AS $$
 DECLARE
   ids uuid[];
   namespaces text[];
@@ -411,12 +414,25 @@ COMMENT ON FUNCTION hindsight_confidence_terms(numeric) IS
   'The keyword_stats terms counting live memories in the confidence buckets a bound reaches, '
   'its own bucket first.';
 
+-- name: hindsight_importance_bucket
+-- The bucket of 0.05 an importance falls in, 0-20 (20: 1.0 alone), against the edges as
+-- float8, the importance's own type, so that a bucket holds exactly the values at or above
+-- its edge and below the next (`floor(importance * 20)` rounds values a hair below an
+-- edge, as 0.1 * 3 is not, into the bucket above).
+CREATE OR REPLACE FUNCTION hindsight_importance_bucket(importance double precision)
+RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT greatest(width_bucket(importance, '{0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4,
+    0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1}'::float8[]) - 1, 0)
+$$;
+COMMENT ON FUNCTION hindsight_importance_bucket(double precision) IS
+  'The bucket of 0.05 (0-20) an importance falls in, edges compared as float8.';
+
 -- name: hindsight_importance_term
 -- The keyword_stats term that counts a namespace's live memories in one importance bucket
--- of 0.05 (migration 0038): the confidence's buckets, shifted 21 terms further down.
+-- (migration 0038): 21 terms below the confidence's, which end at -1073741845.
 CREATE OR REPLACE FUNCTION hindsight_importance_term(importance double precision)
 RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE
-AS $$ SELECT hindsight_confidence_term(importance::numeric) - 21 $$;
+AS $$ SELECT -1073741846 - hindsight_importance_bucket(importance) $$;
 COMMENT ON FUNCTION hindsight_importance_term(double precision) IS
   'The keyword_stats term (below -2^30) counting live memories in an importance''s bucket.';
 
@@ -424,9 +440,8 @@ COMMENT ON FUNCTION hindsight_importance_term(double precision) IS
 -- The terms of the buckets at and above `bound`'s, its own first, as for the confidence.
 CREATE OR REPLACE FUNCTION hindsight_importance_terms(bound double precision)
 RETURNS integer[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT ARRAY(SELECT t.term - 21
-               FROM unnest(hindsight_confidence_terms(bound::numeric)) WITH ORDINALITY t(term, i)
-               ORDER BY t.i)
+  SELECT ARRAY(SELECT -1073741846 - b
+               FROM generate_series(hindsight_importance_bucket(bound), 20) b ORDER BY b)
 $$;
 COMMENT ON FUNCTION hindsight_importance_terms(double precision) IS
   'The keyword_stats terms counting live memories in the importance buckets a bound reaches, '

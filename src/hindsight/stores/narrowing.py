@@ -114,6 +114,8 @@ class _Facet:
     condition: str
     bucket_terms: str | None = None
     bound: str = ""
+    # whether the bound is where its bucket starts, so that it admits all of that one too
+    starts_bucket: str = ""
 
     @property
     def admitted(self) -> str:
@@ -131,8 +133,7 @@ class _Facet:
 {self.way}_buckets AS (
     SELECT coalesce(sum(s.df), 0) AS at_most,
            coalesce(sum(s.df) FILTER (WHERE s.term <> b.terms[1] OR b.whole), 0) AS at_least
-    FROM (SELECT {self.bucket_terms}(v.bound) AS terms,
-                 v.bound::numeric * 20 = floor(v.bound::numeric * 20) AS whole
+    FROM (SELECT {self.bucket_terms}(v.bound) AS terms, {self.starts_bucket} AS whole
           FROM (SELECT {self.bound} AS bound) v) b
     LEFT JOIN keyword_stats s ON s.namespace = %(ns)s AND s.term = ANY(b.terms)
 ),
@@ -165,13 +166,26 @@ def _facets(f: MemoryFilter, params: dict[str, Any]) -> list[_Facet]:
         params["f_min_conf"] = f.min_confidence
         bound = "%(f_min_conf)s::numeric"
         facets.append(
-            _Facet("confidence", f"c.confidence >= {bound}", "hindsight_confidence_terms", bound)
+            _Facet(
+                "confidence",
+                f"c.confidence >= {bound}",
+                "hindsight_confidence_terms",
+                bound,
+                "v.bound * 20 = floor(v.bound * 20)",  # numeric: exact
+            )
         )
     if f.min_importance is not None:
         params["f_min_imp"] = f.min_importance
         bound = "%(f_min_imp)s::double precision"
         facets.append(
-            _Facet("importance", f"c.importance >= {bound}", "hindsight_importance_terms", bound)
+            _Facet(
+                "importance",
+                f"c.importance >= {bound}",
+                "hindsight_importance_terms",
+                bound,
+                # the edges are float8 k / 20, as the buckets compare them
+                "v.bound = hindsight_importance_bucket(v.bound)::float8 / 20",
+            )
         )
     observed = observed_sql(f, params, "c")
     if observed:

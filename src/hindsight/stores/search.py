@@ -200,8 +200,8 @@ _COPY_POSTINGS = f"""    (SELECT m.id FROM (
 # benchmarks/README item 36.) The ranked subquery's order carries through the nested loop,
 # so the LIMIT stops it early. A filter that admits few still probes every posting (at
 # 100k, min_confidence admitting 1.1%: 2x the arm before the copy, item 37), so a
-# min_confidence admitting few is narrowed instead (stores.narrowing, migration 0036);
-# min_importance and observed_* still come here.
+# min_confidence, min_importance or observed_* window admitting few is narrowed instead
+# (stores.narrowing, migrations 0036, 0038); only one that admits too many comes here.
 _PROBED_POSTINGS = f"""    (SELECT m.id FROM (
          SELECT c.id, c.d, {", ".join(f"l.{c}" for c in FILTER_COLUMNS)} FROM (
              SELECT m.id, m.keywords <#> (SELECT v FROM qvec) AS d FROM (
