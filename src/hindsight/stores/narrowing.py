@@ -159,33 +159,29 @@ class _Facet:
         )
 
 
+def _minimum(
+    way: str, name: str, value: float, cast: str, starts_bucket: str, params: dict[str, Any]
+) -> _Facet:
+    """A min_<way> bound: the facet's column at or above it, decided by its buckets."""
+    params[name] = value
+    bound = f"%({name})s::{cast}"
+    return _Facet(way, f"c.{way} >= {bound}", f"hindsight_{way}_terms", bound, starts_bucket)
+
+
 def _facets(f: MemoryFilter, params: dict[str, Any]) -> list[_Facet]:
     """The filter's conditions that memory_facets can count and enumerate."""
     facets = []
     if f.min_confidence is not None:
-        params["f_min_conf"] = f.min_confidence
-        bound = "%(f_min_conf)s::numeric"
+        # numeric: exact
+        whole = "v.bound * 20 = floor(v.bound * 20)"
         facets.append(
-            _Facet(
-                "confidence",
-                f"c.confidence >= {bound}",
-                "hindsight_confidence_terms",
-                bound,
-                "v.bound * 20 = floor(v.bound * 20)",  # numeric: exact
-            )
+            _minimum("confidence", "f_min_conf", f.min_confidence, "numeric", whole, params)
         )
     if f.min_importance is not None:
-        params["f_min_imp"] = f.min_importance
-        bound = "%(f_min_imp)s::double precision"
+        # the edges are float8 k / 20, as the buckets compare them
+        whole = "v.bound = hindsight_importance_bucket(v.bound)::float8 / 20"
         facets.append(
-            _Facet(
-                "importance",
-                f"c.importance >= {bound}",
-                "hindsight_importance_terms",
-                bound,
-                # the edges are float8 k / 20, as the buckets compare them
-                "v.bound = hindsight_importance_bucket(v.bound)::float8 / 20",
-            )
+            _minimum("importance", "f_min_imp", f.min_importance, "double precision", whole, params)
         )
     observed = observed_sql(f, params, "c")
     if observed:
