@@ -35,6 +35,8 @@ IMPORTANCES = [
     0.29999999999999993,
     0.35,
     0.7 * 0.5,
+    0.4,
+    0.42,
     0.44999999999999996,
     0.45,
     0.5,
@@ -90,8 +92,8 @@ def test_the_buckets_bracket_what_every_bound_admits(
 
 
 def test_a_bound_at_a_bucket_edge_is_sure_of_its_whole_bucket(migrated: str, filled: str) -> None:
-    """0.3 and 0.95 start their buckets: what they admit is known without reading an
-    index, as the plan-shape tests count."""
+    """0.3 and 0.95 start their buckets: the counts alone say what they admit, and recall
+    reads no index entries to decide (tests/test_plan_shape.py counts the entries read)."""
     for bound in (0.3, 0.95, 0.05):
         at_least, admitted, at_most = bucket_bounds(
             migrated, filled, MemoryFilter(min_importance=bound)

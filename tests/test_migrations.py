@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import uuid
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from hindsight.db import migrate
 from hindsight.embeddings.builtin import BuiltinEmbedder
 from tests.support.copies import copies_drift
 from tests.support.labels import label_drift
+from tests.support.poll import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -294,4 +296,54 @@ def test_memory_facets_down_to_memory_confidence_and_up(empty_db: str) -> None:
 
     migrate.upgrade(cfg)
     assert "memory_confidence" not in tables(empty_db)
+    assert copies_drift(empty_db, "n") == [] and label_drift(empty_db, "n") == []
+
+
+def test_the_facets_upgrade_lets_a_reader_that_then_writes_finish(empty_db: str) -> None:
+    """0038 holds writes to memories out while it copies them. A transaction that read
+    memories before it and writes while it runs (as observe does) waits for it, then
+    commits, and the upgrade completes: 0038 never asks for a stronger lock than the one
+    it holds (dropping the old triggers there would have, and deadlocked), and 0039 drops
+    them in a transaction of its own."""
+    cfg = config(empty_db)
+    migrate.upgrade(cfg, "0037")
+    insert = (
+        "INSERT INTO long_term_memory (id, namespace, mem_key, mem_value, memory_type,"
+        " embedding, keywords, keyword_terms, confidence, importance) VALUES (%s, 'n', %s,"
+        " 'v', 'fact', %s::halfvec, '{}/268435456'::sparsevec, '{}', 0.5, 0.5)"
+    )
+    vector = "[" + ",".join(["0.05"] * 384) + "]"
+    with psycopg.connect(empty_db, autocommit=True) as conn:
+        conn.execute(insert, (uuid.uuid4(), "before", vector))
+    failures: list[BaseException] = []
+
+    def upgrade() -> None:
+        try:
+            migrate.upgrade(cfg)
+        except BaseException as e:  # reported below, in the test's thread
+            failures.append(e)
+
+    with (
+        psycopg.connect(empty_db) as reader,
+        psycopg.connect(empty_db, autocommit=True) as watcher,
+    ):
+        reader.execute("SELECT count(*) FROM long_term_memory").fetchone()
+        migration = threading.Thread(target=upgrade)
+        migration.start()
+
+        def upgrade_reached_the_memories() -> bool:
+            row = watcher.execute(
+                "SELECT EXISTS (SELECT FROM pg_locks WHERE pid <> %s"
+                " AND relation = 'long_term_memory'::regclass"
+                " AND mode IN ('ShareRowExclusiveLock', 'AccessExclusiveLock'))",
+                (reader.info.backend_pid,),
+            ).fetchone()
+            return bool(row and row[0])
+
+        wait_until(upgrade_reached_the_memories, "the upgrade locks the memories")
+        reader.execute(insert, (uuid.uuid4(), "during", vector))  # waits for 0038
+        reader.commit()
+        migration.join(60)
+    assert not migration.is_alive() and failures == []
+    assert migrate.current_revision(empty_db) == migrate.head_revision()
     assert copies_drift(empty_db, "n") == [] and label_drift(empty_db, "n") == []

@@ -27,9 +27,12 @@ importance estimate gives most memories 0.5 or 0.1, so most bounds admit whole b
 On a Citus cluster the table is distributed by namespace with long_term_memory.
 
 Cost: one pass over long_term_memory to copy it, three b-tree builds and a count of the
-importance buckets (~0.9 s at 100k memories), with writes to memories locked out until the
-upgrade commits: a write under way with the old triggers would be missed by the copy and
-the count. Reads go on until the old triggers are dropped, at the end.
+importance buckets (with 0039, ~0.5 s at 100k memories), with writes to memories locked
+out until the upgrade commits: a write under way with the old triggers would be missed by
+the copy and the count. Reads go on. The old triggers are disabled here and dropped, with
+memory_confidence and their function, by 0039 in a transaction of its own: dropping them
+here would take an ACCESS EXCLUSIVE lock after the weaker one, and deadlock with a reader
+that then writes. The downgrade holds reads out too while it runs.
 """
 
 from __future__ import annotations
@@ -141,8 +144,7 @@ def _distribute(table: str) -> None:
 def upgrade() -> None:
     distributed = _distributed()
     # the functions first: on a Citus cluster a function command may not follow parallel
-    # DDL on a distributed table in one transaction (0034); the old function is dropped
-    # last, after DDL, which sequential mode allows (0036's downgrade)
+    # DDL on a distributed table in one transaction (0034)
     op.execute(
         functions.load(
             hindsight_importance_bucket="9fb7aba2b995",
@@ -152,8 +154,6 @@ def upgrade() -> None:
             hindsight_ltm_facet_rows="174aaec40bb9",
         )
     )
-    if distributed:
-        op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
     op.execute(_LOCK)
     op.execute(TABLE)
     if distributed:
@@ -164,13 +164,14 @@ def upgrade() -> None:
     for index in INDEXES:
         op.execute(index)
     op.execute(_COUNT)
-    # Only now the old triggers and their table: DROP TRIGGER takes an ACCESS EXCLUSIVE
-    # lock, which would keep recall's reads out too for the copy and the index builds.
-    # Writers are held off by the lock above, so both sets of triggers never fire at once.
+    # The old triggers are disabled, not dropped: DROP TRIGGER takes an ACCESS EXCLUSIVE
+    # lock, and asking for it while holding the lock above would deadlock with a reader
+    # that then writes (observe reads its key, then upserts). 0039, a transaction of its
+    # own, drops them with their table.
     for event in _EVENTS:
-        op.execute(f"DROP TRIGGER long_term_memory_confidence_{event} ON long_term_memory")
-    op.execute("DROP TABLE memory_confidence")
-    op.execute("DROP FUNCTION hindsight_ltm_confidence_rows()")
+        op.execute(
+            f"ALTER TABLE long_term_memory DISABLE TRIGGER long_term_memory_confidence_{event}"
+        )
     op.alter_column(
         "keyword_stats", "term", comment=TERM_COMMENT, existing_comment=TERM_COMMENT_BEFORE
     )
@@ -179,20 +180,22 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     distributed = _distributed()
-    op.execute(functions.written_by("0037", "CONFIDENCE_ROWS"))
     if distributed:
+        # the functions are dropped after DDL on distributed tables (as in 0036)
         op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
-    op.execute(_LOCK)
-    op.execute(functions.written_by("0036", "TABLE"))
-    if distributed:
-        _distribute("memory_confidence")
+    # Recall's reads wait too: the facets' triggers are dropped below, and a weaker lock
+    # first would deadlock with a reader that then writes (see the upgrade).
+    op.execute("LOCK TABLE long_term_memory IN ACCESS EXCLUSIVE MODE")
     for event in _EVENTS:
-        op.execute(functions.written_by("0036", event.upper()))
+        op.execute(
+            f"ALTER TABLE long_term_memory ENABLE TRIGGER long_term_memory_confidence_{event}"
+        )
+    # memory_confidence missed every write since the upgrade: made anew
+    op.execute("DELETE FROM memory_confidence")
     op.execute(_CONFIDENCE_COPY)
-    op.execute(functions.written_by("0036", "INDEX"))
     # the importance buckets' terms (hindsight_importance_term: 21 below the confidence's)
     op.execute("DELETE FROM keyword_stats WHERE term < -1073741845")
-    for event in _EVENTS:  # last, as in the upgrade
+    for event in _EVENTS:
         op.execute(f"DROP TRIGGER long_term_memory_facets_{event} ON long_term_memory")
     op.execute("DROP TABLE memory_facets")
     for function in (

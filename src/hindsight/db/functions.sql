@@ -417,8 +417,8 @@ COMMENT ON FUNCTION hindsight_confidence_terms(numeric) IS
 -- name: hindsight_importance_bucket
 -- The bucket of 0.05 an importance falls in, 0-20 (20: 1.0 alone), against the edges as
 -- float8, the importance's own type, so that a bucket holds exactly the values at or above
--- its edge and below the next (`floor(importance * 20)` rounds values a hair below an
--- edge, as 0.1 * 3 is not, into the bucket above).
+-- its edge and below the next. (Through numeric, 0.29999999999999993, below 0.3, would
+-- land in 0.3's bucket: the cast keeps 15 digits.)
 CREATE OR REPLACE FUNCTION hindsight_importance_bucket(importance double precision)
 RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT greatest(width_bucket(importance, '{0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4,

@@ -14,8 +14,8 @@ enumerate (migration 0024), cheapest first:
 - labels: the memory types (any of), the tags_any (any of), or one tag of tags,
   whichever admits fewest, counted exactly from keyword_stats (no rows read);
 - min_confidence, then min_importance, from the live memories' counts per bucket of 0.05
-  (keyword_stats, migrations 0037, 0038), and through memory_facets' index on each (0036,
-  0038) only when the buckets cannot tell; then the occurred_* window, the created_*
+  (keyword_stats, migrations 0037, 0038), and through memory_facets' index on each
+  (0038) only when the buckets cannot tell; then the occurred_* window, the created_*
   window and the observed_* window, through theirs: up to one past the limit (at most that
   many index entries read).
 
