@@ -4,7 +4,8 @@ an older revision (migration 0038: memory_facets; before it, 0037's memory_confi
     python -m benchmarks.copy_update_cost --keep DIR --database NAME [--downgrade 0037]
         [--rounds 12] [--batch 500]
 
-Takes a database a benchmark kept (e.g. `benchmarks.filtered --keep DIR`, whose database
+`--downgrade` is 0037 or 0036, whose copy's trigger the old side names. Takes a database a
+benchmark kept (e.g. `benchmarks.filtered --keep DIR`, whose database
 is `m_filtered2_import_1_100000`), copies it twice (CREATE DATABASE ... TEMPLATE), and
 downgrades one copy to `--downgrade`. Then, in rounds, the same batch of live memories is
 updated as a reinforcement updates them (last_observed, confidence, observation_count) in
@@ -71,6 +72,8 @@ def main() -> None:
             text=True,
         )
         if done.returncode:
+            for side in TRIGGERS:
+                drop_database(s.server_url, f"copy_cost_{side}")
             raise SystemExit(done.stderr)
         conns = {side: psycopg.connect(url, autocommit=True) for side, url in urls.items()}
         try:
@@ -79,7 +82,7 @@ def main() -> None:
             ids = [
                 r[0]
                 for r in conns["head"].execute(
-                    "SELECT id FROM long_term_memory WHERE namespace = %s AND live",
+                    "SELECT id FROM long_term_memory WHERE namespace = %s AND live ORDER BY id",
                     (args.namespace,),
                 )
             ]
