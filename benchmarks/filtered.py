@@ -7,7 +7,8 @@ Loads N English sentences (`corpora.English`, a workload the recall statements w
 tuned on) through `hindsight import` into one namespace, each with labels of skewed
 frequency: one of 60 tags by Zipf weight (a second one for 30% of them), a memory type
 (fact 50% ... summary 1%), a confidence and an importance each between 0.3 and 0.9, and
-for 80% an occurred_at somewhere in five years. Then, for each class of filter, picks
+for 80% an occurred_at somewhere in five years; the summaries were last observed in 2021,
+the rest at the import. Then, for each class of filter, picks
 memories the filter admits and asks for each by 3-7 of its own words, with that filter.
 
 Each query runs recall's two statements at once, as the service runs them, in two ways,
@@ -62,6 +63,7 @@ TYPES = {
 }
 START = datetime(2020, 1, 1, tzinfo=UTC)
 YEARS = 5
+OBSERVED_YEAR = datetime(2021, 1, 1, tzinfo=UTC)
 
 
 def labelled(n: int) -> Iterator[dict[str, Any]]:
@@ -94,9 +96,20 @@ async def load(url: str, n: int, settings: Settings) -> float:
         await BulkImporter(settings, hs.pool, hs.embedder, hs.observer).run(
             items, total=len(items), import_id=f"filtered-{uuid.uuid4()}"
         )
-        return n / (time.perf_counter() - start)
+        rate = n / (time.perf_counter() - start)
     finally:
         await hs.aclose()
+    # The summaries were last observed in 2021, as if reinforced then and not since: the
+    # rest were all observed at the import. Not at the import itself, which sets it; and
+    # not every memory, which would re-enter most rows into the HNSW graphs (the update is
+    # HOT only where the page has room).
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE long_term_memory SET last_observed = %s + (hashtext(mem_key) & 255)"
+            " * interval '1 day' WHERE namespace = %s AND memory_type = 'summary'",
+            (OBSERVED_YEAR, NAMESPACE),
+        )
+    return rate
 
 
 def _month(t: datetime) -> tuple[datetime, datetime]:
@@ -128,6 +141,10 @@ class FilterClass:
         if self.name == "occurred: its year":
             after, before = _year(occurred)
             return MemoryFilter(occurred_after=after, occurred_before=before)
+        if self.name.startswith("observed in 2021"):
+            return MemoryFilter(
+                observed_after=OBSERVED_YEAR, observed_before=OBSERVED_YEAR.replace(year=2022)
+            )
         if self.name.startswith("min_confidence "):
             return MemoryFilter(min_confidence=float(self.name.split()[1]))
         if self.name.startswith("min_importance "):
@@ -155,6 +172,8 @@ CLASSES = [
     # counted through memory_facets since migration 0038
     FilterClass("min_importance 0.88", "importance >= 0.88", True),
     FilterClass("min_importance 0.895", "importance >= 0.895", True),
+    # counted through memory_facets since migration 0038 (the summaries, see load())
+    FilterClass("observed in 2021 (1%)", "memory_type = 'summary'", True),
 ]
 
 
@@ -314,8 +333,9 @@ def main() -> None:
     chosen = [c for c in CLASSES if not args.classes or c.name in args.classes.split(",")]
     with stores(args.keep) as s:
         settings = Settings(api_key="x" * 20, data_dir=s.root)
-        # "filtered2": the corpus with importances (a kept "filtered" one has none)
-        cell = matrix.Cell("filtered2", "import", 1, args.n)
+        # "filtered3": the corpus with importances and the summaries observed in 2021 (a
+        # kept "filtered" or "filtered2" one has neither or the second)
+        cell = matrix.Cell("filtered3", "import", 1, args.n)
         with matrix.cell_database(s, cell, args.keep is not None) as (url, fresh):
             if fresh:
                 print(f"loading {args.n:,} ...", flush=True)
