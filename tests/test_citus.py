@@ -223,6 +223,15 @@ def test_a_migration_written_after_distributing_applies(
         assert copies_drift(url, "after-0028") == []
         assert label_drift(url, "after-0028") == []  # the confidence buckets counted anew
         assert citus.status(url)[1] == []
+        # at 0038 memory_confidence is back (0039 drops it), placed and known to the plan
+        done = hindsight("db", "downgrade", "0038", database_url=url)
+        assert done.returncode == 0, done.stderr
+        assert citus.status(url)[1] == []
+        again = hindsight("db", "distribute", database_url=url)
+        assert again.returncode == 0, again.stderr
+        done = hindsight("db", "upgrade", database_url=url)
+        assert done.returncode == 0, done.stderr
+        assert citus.status(url)[1] == []
 
 
 def test_distribute_without_citus_says_what_to_do(empty_db: str) -> None:

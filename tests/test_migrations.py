@@ -332,8 +332,11 @@ def test_the_facets_upgrade_lets_a_reader_that_then_writes_finish(empty_db: str)
         migration.start()
 
         def upgrade_reached_the_memories() -> bool:
+            assert migration.is_alive() or not failures, failures
             row = watcher.execute(
                 "SELECT EXISTS (SELECT FROM pg_locks WHERE pid <> %s"
+                " AND database = (SELECT oid FROM pg_database"
+                "                 WHERE datname = current_database())"
                 " AND relation = 'long_term_memory'::regclass"
                 " AND mode IN ('ShareRowExclusiveLock', 'AccessExclusiveLock'))",
                 (reader.info.backend_pid,),

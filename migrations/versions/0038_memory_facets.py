@@ -32,7 +32,8 @@ out until the upgrade commits: a write under way with the old triggers would be 
 the copy and the count. Reads go on. The old triggers are disabled here and dropped, with
 memory_confidence and their function, by 0039 in a transaction of its own: dropping them
 here would take an ACCESS EXCLUSIVE lock after the weaker one, and deadlock with a reader
-that then writes. The downgrade holds reads out too while it runs.
+that then writes. The downgrade holds reads out too while it runs, and wants the service
+stopped (see there).
 """
 
 from __future__ import annotations
@@ -183,8 +184,12 @@ def downgrade() -> None:
     if distributed:
         # the functions are dropped after DDL on distributed tables (as in 0036)
         op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
-    # Recall's reads wait too: the facets' triggers are dropped below, and a weaker lock
-    # first would deadlock with a reader that then writes (see the upgrade).
+    # Stop the service first: it reads and writes memory_facets, which this drops, and no
+    # order of locks suits both its readers (memory_facets, then the memories) and its
+    # writers (the memories, then memory_facets through the trigger), so a request under
+    # way can deadlock with the downgrade, which then rolls back. The lock is taken up
+    # front all the same: a weaker one first would deadlock with any reader that then
+    # writes (see the upgrade).
     op.execute("LOCK TABLE long_term_memory IN ACCESS EXCLUSIVE MODE")
     for event in _EVENTS:
         op.execute(

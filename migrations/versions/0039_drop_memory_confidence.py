@@ -7,8 +7,12 @@ Create Date: 2026-12-07
 0038 replaced memory_confidence with memory_facets but only disabled the old triggers:
 dropping a trigger takes an ACCESS EXCLUSIVE lock on long_term_memory, and 0038 already held
 a weaker one, which a reader that then writes would have deadlocked with. Here, in a
-transaction of its own, the first DROP TRIGGER asks for that lock before holding any: it
-waits for the transactions under way and keeps new ones out only while the drops run.
+transaction of its own, that lock is the first asked for. It waits for the transactions
+under way on the memories, and every new read and write waits behind it meanwhile: a long
+transaction holds them all up until it ends.
+
+memory_confidence is locked first: a service of the code before 0038 (a replica not yet
+restarted) reads it before the memories, and nothing writes it since 0038.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ def upgrade() -> None:
     if _distributed():
         # the function is dropped after DDL on distributed tables (as in 0036's downgrade)
         op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
+    op.execute("LOCK TABLE memory_confidence, long_term_memory IN ACCESS EXCLUSIVE MODE")
     for event in _EVENTS:
         op.execute(f"DROP TRIGGER long_term_memory_confidence_{event} ON long_term_memory")
     op.execute("DROP TABLE memory_confidence")

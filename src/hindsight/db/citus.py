@@ -65,6 +65,9 @@ PLAN: tuple[Placement, ...] = (
     # keyed by content and shared by every namespace: sharded by its own hash
     Placement("embedding_cache", "distributed", "content_hash", "none"),
 )
+# Tables of older revisions, placed when a database at one of them has them:
+# memory_facets' forerunner exists at 0036-0038.
+OLDER: tuple[Placement, ...] = (_by_namespace("memory_confidence"),)
 # stays a plain table on the coordinator, where migrations run
 LOCAL = frozenset({"alembic_version"})
 
@@ -157,7 +160,7 @@ def problems(cluster: Cluster, tables: set[str]) -> list[Problem]:
     if cluster.version is None:
         return [Problem("Citus is not installed in this database", "CREATE EXTENSION citus")]
     found = []
-    for p in PLAN:
+    for p in (*PLAN, *OLDER):
         if p.table not in tables:
             continue
         got = cluster.placed.get(p.table)
@@ -170,7 +173,7 @@ def problems(cluster: Cluster, tables: set[str]) -> list[Problem]:
                     f"SELECT undistribute_table('{p.table}'); then hindsight db distribute",
                 )
             )
-    unknown = tables - {p.table for p in PLAN} - LOCAL
+    unknown = tables - {p.table for p in (*PLAN, *OLDER)} - LOCAL
     found += [
         Problem(
             f"{t} has no placement in Hindsight's plan",
@@ -253,7 +256,7 @@ def distribute(url: str, *, shard_count: int = SHARD_COUNT) -> list[str]:
             raise ConfigurationError(
                 "the schema is missing: run `hindsight db upgrade` first, then this"
             )
-        unknown = tables - {p.table for p in PLAN} - LOCAL
+        unknown = tables - {p.table for p in (*PLAN, *OLDER)} - LOCAL
         if unknown:
             raise ConfigurationError(
                 f"no placement for the tables {', '.join(sorted(unknown))}: this version of "
@@ -272,7 +275,7 @@ def distribute(url: str, *, shard_count: int = SHARD_COUNT) -> list[str]:
                 # propagated).
                 conn.execute("SET LOCAL citus.propagate_set_commands = 'local'")
                 conn.execute("SET LOCAL session_replication_role = replica")
-            for p in PLAN:
+            for p in (*PLAN, *OLDER):
                 if p.table not in tables:
                     continue  # an older revision: an upgrade adds it, a new run places it
                 got = cluster.placed.get(p.table)
