@@ -40,10 +40,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import sqlalchemy as sa
 from alembic import op
 
-from hindsight.db import functions
+from hindsight.db import citus, functions
 
 revision: str = "0038"
 down_revision: str | None = "0037"
@@ -120,21 +119,6 @@ _EVENTS = ("inserted", "updated", "deleted")
 _LOCK = "LOCK TABLE long_term_memory IN SHARE ROW EXCLUSIVE MODE"
 
 
-def _distributed() -> bool:
-    """long_term_memory is a Citus distributed table here."""
-    conn = op.get_bind()
-    if conn.execute(sa.text("SELECT to_regclass('pg_dist_partition')")).scalar() is None:
-        return False
-    return bool(
-        conn.execute(
-            sa.text(
-                "SELECT EXISTS (SELECT FROM pg_dist_partition "
-                "WHERE logicalrelid = 'long_term_memory'::regclass)"
-            )
-        ).scalar()
-    )
-
-
 def _distribute(table: str) -> None:
     op.execute(
         f"SELECT create_distributed_table('{table}', 'namespace', "
@@ -143,7 +127,7 @@ def _distribute(table: str) -> None:
 
 
 def upgrade() -> None:
-    distributed = _distributed()
+    distributed = citus.distributed_table(op.get_bind())
     # the functions first: on a Citus cluster a function command may not follow parallel
     # DDL on a distributed table in one transaction (0034)
     op.execute(
@@ -180,7 +164,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    distributed = _distributed()
+    distributed = citus.distributed_table(op.get_bind())
     if distributed:
         # the functions are dropped after DDL on distributed tables (as in 0036)
         op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import sqlalchemy as sa
 from alembic import op
 
-from hindsight.db import functions
+from hindsight.db import citus, functions
 
 revision: str = "0039"
 down_revision: str | None = "0038"
@@ -32,23 +31,8 @@ depends_on: str | Sequence[str] | None = None
 _EVENTS = ("inserted", "updated", "deleted")
 
 
-def _distributed() -> bool:
-    """long_term_memory is a Citus distributed table here."""
-    conn = op.get_bind()
-    if conn.execute(sa.text("SELECT to_regclass('pg_dist_partition')")).scalar() is None:
-        return False
-    return bool(
-        conn.execute(
-            sa.text(
-                "SELECT EXISTS (SELECT FROM pg_dist_partition "
-                "WHERE logicalrelid = 'long_term_memory'::regclass)"
-            )
-        ).scalar()
-    )
-
-
 def upgrade() -> None:
-    if _distributed():
+    if citus.distributed_table(op.get_bind()):
         # the function is dropped after DDL on distributed tables (as in 0036's downgrade)
         op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
     op.execute("LOCK TABLE memory_confidence, long_term_memory IN ACCESS EXCLUSIVE MODE")
@@ -61,7 +45,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     # as 0038 left them: the table, its index and the triggers, disabled; the copy itself
     # is made anew by 0038's downgrade
-    distributed = _distributed()
+    distributed = citus.distributed_table(op.get_bind())
     op.execute(functions.written_by("0037", "CONFIDENCE_ROWS"))
     op.execute(functions.written_by("0036", "TABLE"))
     if distributed:

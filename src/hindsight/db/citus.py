@@ -71,6 +71,24 @@ OLDER: tuple[Placement, ...] = (_by_namespace("memory_confidence"),)
 # stays a plain table on the coordinator, where migrations run
 LOCAL = frozenset({"alembic_version"})
 
+
+def distributed_table(bind: Any, table: str = "long_term_memory") -> bool:
+    """Whether `table` is a Citus distributed table in the database of `bind`, a SQLAlchemy
+    connection (what a migration holds: `op.get_bind()`). A migration that creates a table
+    its triggers write places it itself on a cluster (0035)."""
+    import sqlalchemy as sa
+
+    if bind.execute(sa.text("SELECT to_regclass('pg_dist_partition')")).scalar() is None:
+        return False
+    found = bind.execute(
+        sa.text(
+            "SELECT EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = to_regclass(:t))"
+        ),
+        {"t": table},
+    )
+    return bool(found.scalar())
+
+
 # Set for every session on the coordinator's database. SET LOCAL in a transaction reaches
 # the workers only with propagate_set_commands: the history triggers read who changed a
 # memory (hindsight.actor) from there on the shard, and recall's hnsw.* settings must reach
