@@ -245,7 +245,10 @@ def narrowing_of(f: MemoryFilter, params: dict[str, Any]) -> Narrowing:
         params["label_alternatives"] = array_literal(which)
         conditions.append(("labels", _LABELS_COUNTED, _LABELS_CONDITION))
     facets = _facets(f, params)
+    # the minimums first: their buckets mostly decide them without counting an index;
+    # an observed window is counted on its index, like the other windows, so after them
     minimums = [c for c in facets if c.bucket_terms is not None]
+    observed = [c for c in facets if c.bucket_terms is None]
     conditions += [(c.way, c.counted(), c.rows_condition) for c in minimums]
     for way, window in (
         ("occurred", occurred_sql(f, params, "m")),
@@ -254,7 +257,7 @@ def narrowing_of(f: MemoryFilter, params: dict[str, Any]) -> Narrowing:
         if window:
             condition = _WINDOW_CONDITION.format(window=window)
             conditions.append((way, _COUNTED.format(condition=condition, way=way), condition))
-    conditions += [(c.way, c.counted(), c.rows_condition) for c in facets if c not in minimums]
+    conditions += [(c.way, c.counted(), c.rows_condition) for c in observed]
     if not conditions:
         return UNNARROWED
     ways = "".join(counted for _, counted, _ in conditions)
