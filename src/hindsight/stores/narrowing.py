@@ -84,8 +84,8 @@ narrow AS (
 # namespace's whole primary key (8,040 entries for 20 memories).
 _ROWS = """
     UNION ALL
-    (SELECT m.id FROM (
-         SELECT m.id, m.namespace, m.{vector}, {filter_columns} FROM long_term_memory m
+    (SELECT {selected} FROM (
+         SELECT {inner} FROM long_term_memory m
          WHERE {{same_shard}}{condition} OFFSET 0) m
      WHERE m.namespace = %(ns)s{{filters}} AND (SELECT way FROM narrow) = '{way}'{also}
      ORDER BY ({distance}) + 0 LIMIT %(n)s)"""
@@ -262,11 +262,11 @@ def narrowing_of(f: MemoryFilter, params: dict[str, Any]) -> Narrowing:
         return UNNARROWED
     ways = "".join(counted for _, counted, _ in conditions)
 
-    def branches(vector: str, distance: str, also: str) -> str:
+    def branches(selected: str, inner: str, distance: str, also: str) -> str:
         return "".join(
             _ROWS.format(
-                vector=vector,
-                filter_columns=FILTER_COLUMNS_SQL,
+                selected=selected,
+                inner=inner,
                 condition=condition,
                 way=way,
                 also=also,
@@ -281,6 +281,12 @@ def narrowing_of(f: MemoryFilter, params: dict[str, Any]) -> Narrowing:
         + _NARROW.format(ways=ways),
         exact_gate="(SELECT way FROM narrow) = 'all'",
         index_gate="(SELECT way FROM narrow) = 'index'",
-        dense_branches=branches("embedding", _DENSE_DISTANCE, ""),
-        sparse_branches=branches("keywords", _SPARSE_DISTANCE, _SPARSE_ALSO),
+        # the vector arm's branches hand on the memory's row (stores.search._DENSE_ARM)
+        dense_branches=branches("m.*", "m.*", _DENSE_DISTANCE, ""),
+        sparse_branches=branches(
+            "m.id",
+            f"m.id, m.namespace, m.keywords, {FILTER_COLUMNS_SQL}",
+            _SPARSE_DISTANCE,
+            _SPARSE_ALSO,
+        ),
     )
