@@ -23,6 +23,11 @@ half-precision vectors, two ways:
   (+1e-4); with many memories at the same distance as the 10th, strict recall counts an
   equally close memory as a miss.
 
+With `--binary K,...` each graph is also built over the vectors' signs (pgvector's
+`binary_quantize`, `bit_hamming_ops`: 48 bytes a memory instead of 768), and the query
+takes its K nearest by Hamming distance (at `hnsw.ef_search` K) and orders those by the
+cosine distance of their half-precision vectors (benchmarks/README.md item 40).
+
 With `--inserts K`, K more memories of the corpus (held out of the load) are inserted
 after each build, 500 a statement, and the ms a row printed: what the graph's parameters
 cost a write (benchmarks/README.md item 34).
@@ -204,13 +209,17 @@ def load(conn: psycopg.Connection, table: str, vectors: np.ndarray) -> None:
     conn.execute(f"VACUUM ANALYZE {table}")
 
 
-def build(conn: psycopg.Connection, table: str, m: int, efc: int) -> float:
+BINARY = "(binary_quantize(embedding)::bit(384)) bit_hamming_ops"
+
+
+def build(conn: psycopg.Connection, table: str, m: int, efc: int, binary: bool = False) -> float:
     conn.execute(f"DROP INDEX IF EXISTS {table}_hnsw")
     conn.execute("SET maintenance_work_mem = '1GB'")
     conn.execute("SET max_parallel_maintenance_workers = 0")  # as the shared 2 cores allow
     start = time.perf_counter()
+    indexed = BINARY if binary else "embedding halfvec_cosine_ops"
     conn.execute(
-        f"CREATE INDEX {table}_hnsw ON {table} USING hnsw (embedding halfvec_cosine_ops) "
+        f"CREATE INDEX {table}_hnsw ON {table} USING hnsw ({indexed}) "
         f"WITH (m = {m}, ef_construction = {efc})"
     )
     return time.perf_counter() - start
@@ -250,10 +259,20 @@ def measure(
     dist: np.ndarray,
     top: np.ndarray,
     efs: list[int],
+    binary: bool = False,
 ) -> list[tuple[int, float, float, float]]:
+    """Per ef_search: strict and tied recall@10, p50 ms. `binary`: the graph over the signs,
+    its ef_search nearest re-ranked by cosine."""
     conn.execute("SET enable_seqscan = off")
     conn.execute("SET enable_sort = off")
-    sql = f"SELECT id FROM {table} ORDER BY embedding <=> %s LIMIT 10"
+    sql = f"SELECT id FROM {table} ORDER BY embedding <=> %(q)s LIMIT 10"
+    if binary:
+        sql = (
+            f"SELECT id FROM (SELECT id, embedding FROM {table} "
+            "ORDER BY binary_quantize(embedding)::bit(384) <~> binary_quantize(%(q)s)::bit(384) "
+            "LIMIT %(k)s) c ORDER BY embedding <=> %(q)s"  # the outer sort runs, disabled or not
+            " LIMIT 10"
+        )
     out = []
     tenth = np.sort(dist, axis=1)[:, 9]
     for ef in efs:
@@ -262,7 +281,7 @@ def measure(
         for qi, q in enumerate(queries):
             hv = HalfVector(q.astype(np.float32))
             start = time.perf_counter()
-            got = [r[0] for r in conn.execute(sql, (hv,)).fetchall()]
+            got = [r[0] for r in conn.execute(sql, {"q": hv, "k": ef}).fetchall()]
             times.append(time.perf_counter() - start)
             strict.append(len(set(got) & set(top[qi].tolist())) / 10)
             tied.append(sum(dist[qi, g] <= tenth[qi] + 1e-4 for g in got) / 10)
@@ -293,6 +312,11 @@ def main() -> None:
         "print the ms per row: what the graph's parameters cost a write",
     )
     parser.add_argument(
+        "--binary",
+        help="also each graph over the vectors' signs, re-ranking its K nearest by cosine: "
+        "comma-separated K (the ef_search of that graph)",
+    )
+    parser.add_argument(
         "--query-words",
         help="zipf only: queries of LOW,HIGH words instead of 2-7 (6,24 are memory-like)",
     )
@@ -312,6 +336,7 @@ def main() -> None:
         parser.error(f"unknown variants: {', '.join(unknown)}")
     efs = [int(e) for e in args.ef.split(",")]
     graphs = [tuple(int(x) for x in g.split(",")) for g in args.build.split("/")]
+    rerank = [int(k) for k in args.binary.split(",")] if args.binary else []
     base_ms = None
     print(f"{args.corpus} {args.n:,}, {len(qtexts)} queries")
     print(
@@ -333,21 +358,25 @@ def main() -> None:
             vectors, held_out = vectors[: args.n], vectors[args.n :]
             load(conn, table, vectors)
             dist, top = exact(vectors, queries)
+            kinds = [(name, False, efs)] + ([(f"{name} signs", True, rerank)] if rerank else [])
             for m, efc in graphs:
-                took = build(conn, table, m, efc)
-                for ef, strict, tied, p50 in measure(conn, table, queries, dist, top, efs):
-                    base_ms = base_ms or p50
-                    print(
-                        f"| {name} | {m}, {efc} | {took:.0f} | {ef} | {strict:.3f} | "
-                        f"{tied:.3f} | {p50:.2f} | {p50 / base_ms:.2f} | |",
-                        flush=True,
-                    )
-                if args.inserts:
-                    per_row = insert_cost(conn, table, held_out, args.n)
-                    print(f"| {name} | {m}, {efc} | | | | | | | {per_row:.2f} |", flush=True)
-                    # vacuumed without the graph: repairing it would take longer than a build
-                    conn.execute(f"DROP INDEX {table}_hnsw")
-                    conn.execute(f"VACUUM {table}")
+                for label, binary, breadths in kinds:
+                    took = build(conn, table, m, efc, binary)
+                    for ef, strict, tied, p50 in measure(
+                        conn, table, queries, dist, top, breadths, binary
+                    ):
+                        base_ms = base_ms or p50
+                        print(
+                            f"| {label} | {m}, {efc} | {took:.0f} | {ef} | {strict:.3f} | "
+                            f"{tied:.3f} | {p50:.2f} | {p50 / base_ms:.2f} | |",
+                            flush=True,
+                        )
+                    if args.inserts:
+                        per_row = insert_cost(conn, table, held_out, args.n)
+                        print(f"| {label} | {m}, {efc} | | | | | | | {per_row:.2f} |", flush=True)
+                        # vacuumed without the graph: repairing it would take longer than a build
+                        conn.execute(f"DROP INDEX {table}_hnsw")
+                        conn.execute(f"VACUUM {table}")
             conn.execute(f"DROP TABLE {table}")
 
 
