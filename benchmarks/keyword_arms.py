@@ -186,18 +186,21 @@ ORDER BY m.keywords <#> %(v)s::sparsevec LIMIT 10
 
 
 # how migration 0036 decided whether a min_confidence narrows: its index entries counted,
-# up to one past the limit, on every recall (0037 reads the counts per confidence bucket)
+# up to one past the limit, on every recall (0037 reads the counts per confidence bucket;
+# the entries are memory_facets' since 0038)
+_CONFIDENCE = narrowing.confidence_facet(0.0, {})
+_CONFIDENCE_COUNTED = _CONFIDENCE.counted()
 _COUNTED_0036 = f"""
-        WHEN (SELECT count(*) FROM ({narrowing._CONFIDENCE_ADMITTED}
+        WHEN (SELECT count(*) FROM ({_CONFIDENCE.admitted}
                   LIMIT %(exact_max)s + 1) c) <= %(exact_max)s THEN 'confidence'"""
 
 
 def statement(variant: str, search: search_store.Search) -> tuple[str, dict[str, Any]]:
     if variant in ("counted", "vector-counted"):
         sql, params = search.statement("vector" if variant == "vector-counted" else "keyword")
-        if narrowing._CONFIDENCE_COUNTED not in sql:
+        if _CONFIDENCE_COUNTED not in sql:
             raise SystemExit(f"--variants: {variant} needs a min_confidence filter")
-        return sql.replace(narrowing._CONFIDENCE_COUNTED, _COUNTED_0036), params
+        return sql.replace(_CONFIDENCE_COUNTED, _COUNTED_0036), params
     sql, params = search.statement("keyword")
     if variant == "today":
         return sql, params

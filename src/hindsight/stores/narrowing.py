@@ -77,8 +77,9 @@ narrow AS (
 ),
 """
 
-# The rows the narrowing condition admits, through its index, and only the columns the arms
-# and the filters read. OFFSET 0 keeps the rest of the filter, applied outside, from
+# The rows the narrowing condition admits, through its index: the keyword arm takes only the
+# columns it and the filters read, the vector arm the whole row, which it scores from
+# (stores.search._DENSE_ARM). OFFSET 0 keeps the rest of the filter, applied outside, from
 # steering the scan onto another index; and the labels carry their namespace, so their
 # condition leaves it out: given it, a generic plan ANDed the label postings with the
 # namespace's whole primary key (8,040 entries for 20 memories).
@@ -168,15 +169,17 @@ def _minimum(
     return _Facet(way, f"c.{way} >= {bound}", f"hindsight_{way}_terms", bound, starts_bucket)
 
 
+def confidence_facet(bound: float, params: dict[str, Any]) -> _Facet:
+    """A min_confidence (its bound added to `params`); numeric, so its edges are exact."""
+    whole = "v.bound * 20 = floor(v.bound * 20)"
+    return _minimum("confidence", "f_min_conf", bound, "numeric", whole, params)
+
+
 def _facets(f: MemoryFilter, params: dict[str, Any]) -> list[_Facet]:
     """The filter's conditions that memory_facets can count and enumerate."""
     facets = []
     if f.min_confidence is not None:
-        # numeric: exact
-        whole = "v.bound * 20 = floor(v.bound * 20)"
-        facets.append(
-            _minimum("confidence", "f_min_conf", f.min_confidence, "numeric", whole, params)
-        )
+        facets.append(confidence_facet(f.min_confidence, params))
     if f.min_importance is not None:
         # the edges are float8 k / 20, as the buckets compare them
         whole = "v.bound = hindsight_importance_bucket(v.bound)::float8 / 20"
