@@ -116,8 +116,8 @@ arm AS (
 """
 
 # The keyword arm's ids (and on Citus the vector arm's) are fetched one by one through the
-# primary key. A plain join leaves the
-# plan to estimates, and a generic plan does not know the LIMIT: with PostgreSQL's default
+# primary key. A plain join leaves the plan to estimates, and a generic plan does not know
+# the LIMIT: with PostgreSQL's default
 # random_page_cost it hash-joined 20 ids against all 30,000 rows of a namespace (86 ms for a
 # 2.4 ms arm). A lateral subquery that cannot be pulled up (OFFSET 0) has only one plan: a
 # nested loop of n index probes, whatever the table's size or statistics.
@@ -139,7 +139,7 @@ arm AS (
 # quarter of that size (migration 0023; measured at 100k: 1.2 ms of the two statements'
 # 7.1). `specificity_new` marks the ones computed here, for the service to keep. None at
 # all when specificity is off (HINDSIGHT_SPECIFICITY_WEIGHT=0).
-_SCORED = """
+_SCORING = """
 SELECT m.* FROM arm CROSS JOIN LATERAL (
     SELECT {columns},
            1 - (m.embedding <=> %(qvec)s::halfvec) AS similarity,
@@ -166,7 +166,7 @@ SELECT m.* FROM arm CROSS JOIN LATERAL (
                      GROUP BY s.term) d) END) AS specificity,
            %(specificity)s AND kept.specificity IS NULL AS specificity_new,
            (SELECT n FROM corpus)::bigint AS corpus_n
-    FROM long_term_memory m
+    FROM {candidates} m
     LEFT JOIN memory_access a ON a.namespace = m.namespace AND a.memory_id = m.id
     CROSS JOIN LATERAL (
         SELECT CASE WHEN %(specificity)s AND a.specificity_of = m.updated_at
@@ -175,16 +175,15 @@ SELECT m.* FROM arm CROSS JOIN LATERAL (
                                              AND (SELECT n FROM corpus) * 1.25
                     THEN a.specificity END AS specificity
     ) kept
-    WHERE m.namespace = %(ns)s AND m.id = arm.id OFFSET 0
+    {probe}OFFSET 0
 ) m
 """
-# the same, for an arm whose candidates are the memories' rows (the vector arm's)
-_PROBED = """    FROM long_term_memory m
-    LEFT JOIN"""
-_SCORED_ROWS = _SCORED.replace(_PROBED, "    FROM (SELECT arm.*) m\n    LEFT JOIN").replace(
-    "WHERE m.namespace = %(ns)s AND m.id = arm.id OFFSET 0", "OFFSET 0"
+# an arm of ids, each probed by primary key (the keyword arm's)
+_SCORED = _SCORING.replace("{candidates}", "long_term_memory").replace(
+    "{probe}", "WHERE m.namespace = %(ns)s AND m.id = arm.id "
 )
-assert _SCORED_ROWS.count("arm.") == 1, "_SCORED changed: _SCORED_ROWS must follow"
+# an arm of the memories' rows, scored as they come (the vector arm's)
+_SCORED_ROWS = _SCORING.replace("{candidates}", "(SELECT arm.*)").replace("{probe}", "")
 
 
 # On a Citus coordinator a statement is routed to one shard only when every reference to a
@@ -302,7 +301,7 @@ class Search:
         }
         filters = filter_sql(self.filter, params, "m")
         narrowing = narrowing_of(self.filter, params)
-        which = f"{arm} sharded" if sharded and f"{arm} sharded" in _TEMPLATES else arm
+        which = "vector sharded" if sharded and arm == "vector" else arm
         sql = ARMS[which] if narrowing is UNNARROWED else _narrowed(_TEMPLATES[which], narrowing)
         same_shard = _SAME_SHARD if sharded else ""
         postings = _postings(filters).replace("{index_gate}", narrowing.index_gate)
