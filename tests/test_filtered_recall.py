@@ -84,6 +84,13 @@ def observe_all(api: Api, memories: list[dict[str, Any]]) -> None:
         api.observe(*memories[start : start + 100])
 
 
+def patch(api: Api, key: str, change: dict[str, Any]) -> None:
+    """Change the live memory under `key` through the API."""
+    (memory,) = api.client.get(f"{api.base}/memories", params={"key": key}).json()["memories"]
+    r = api.client.patch(f"{api.base}/memories/{memory['id']}", json=change)
+    assert r.status_code == 200, r.text
+
+
 def keys(body: dict[str, Any]) -> set[str]:
     return {hit["key"] for hit in body["results"]}
 
@@ -133,12 +140,8 @@ def test_a_high_min_confidence_in_a_large_namespace_finds_every_memory_it_admits
     for _ in range(4):
         api.observe(crowd(300)[7])
     assert keys(api.recall(query, k=10, min_confidence=0.9)) == expected | {"crowd.7"}
-    (sure0,) = api.client.get(f"{api.base}/memories", params={"key": "sure.0"}).json()["memories"]
-    r = api.client.patch(f"{api.base}/memories/{sure0['id']}", json={"confidence": 0.6})
-    assert r.status_code == 200, r.text
-    (sure1,) = api.client.get(f"{api.base}/memories", params={"key": "sure.1"}).json()["memories"]
-    r = api.client.patch(f"{api.base}/memories/{sure1['id']}", json={"status": "archived"})
-    assert r.status_code == 200, r.text
+    patch(api, "sure.0", {"confidence": 0.6})
+    patch(api, "sure.1", {"status": "archived"})
     left = expected - {"sure.0", "sure.1"} | {"crowd.7"}
     assert keys(api.recall(query, k=10, min_confidence=0.9)) == left
     assert keys(api.recall(query, k=10, min_confidence=0.9, tags=["work"])) == {"crowd.7"}
@@ -163,15 +166,9 @@ def test_a_high_min_importance_or_a_narrow_observed_window_finds_every_memory_it
     query = "note about the trip"
     expected = {m["key"] for m in vital}
     assert keys(api.recall(query, k=10, min_importance=0.9)) == expected
-
-    def patch(key: str, change: dict[str, Any]) -> None:
-        (memory,) = api.client.get(f"{api.base}/memories", params={"key": key}).json()["memories"]
-        r = api.client.patch(f"{api.base}/memories/{memory['id']}", json=change)
-        assert r.status_code == 200, r.text
-
-    patch("crowd.7", {"importance": 0.92})
-    patch("vital.0", {"importance": 0.6})
-    patch("vital.1", {"status": "archived"})
+    patch(api, "crowd.7", {"importance": 0.92})
+    patch(api, "vital.0", {"importance": 0.6})
+    patch(api, "vital.1", {"status": "archived"})
     left = expected - {"vital.0", "vital.1"} | {"crowd.7"}
     assert keys(api.recall(query, k=10, min_importance=0.9)) == left
     assert keys(api.recall(query, k=10, min_importance=0.9, tags=["work"])) == {"crowd.7"}
