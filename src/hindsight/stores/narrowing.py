@@ -77,19 +77,25 @@ narrow AS (
 ),
 """
 
-# The rows the narrowing condition admits, through its index: the keyword arm takes only the
-# columns it and the filters read, the vector arm the whole row, which it scores from
-# (stores.search._DENSE_ARM). OFFSET 0 keeps the rest of the filter, applied outside, from
+# The rows the narrowing condition admits, through its index, and only the columns the arms
+# and the filters read. OFFSET 0 keeps the rest of the filter, applied outside, from
 # steering the scan onto another index; and the labels carry their namespace, so their
 # condition leaves it out: given it, a generic plan ANDed the label postings with the
 # namespace's whole primary key (8,040 entries for 20 memories).
-_ROWS = """
-    UNION ALL
-    (SELECT {selected} FROM (
-         SELECT {inner} FROM long_term_memory m
+_IDS = """(SELECT m.id FROM (
+         SELECT m.id, m.namespace, m.{vector}, {filter_columns} FROM long_term_memory m
          WHERE {{same_shard}}{condition} OFFSET 0) m
      WHERE m.namespace = %(ns)s{{filters}} AND (SELECT way FROM narrow) = '{way}'{also}
      ORDER BY ({distance}) + 0 LIMIT %(n)s)"""
+
+# The vector arm's branches hand on the memories' rows (stores.search._DENSE_ARM). One that
+# ranks many rows (an exact scan, a narrowed set) ranks their ids and probes the best n by
+# primary key: ranking the whole rows cost a narrowed arm 0.34-0.38 ms more at 100k (1.1%
+# admitted; benchmarks/README item 40).
+ROWS_OF = """(SELECT t.* FROM {ids} c
+     CROSS JOIN LATERAL (
+         SELECT t.* FROM long_term_memory t
+         WHERE t.namespace = %(ns)s AND t.id = c.id OFFSET 0) t)"""
 
 _DENSE_DISTANCE = "m.embedding <=> %(qvec)s::halfvec"
 _SPARSE_DISTANCE = "m.keywords <#> (SELECT v FROM qvec)"
@@ -265,11 +271,13 @@ def narrowing_of(f: MemoryFilter, params: dict[str, Any]) -> Narrowing:
         return UNNARROWED
     ways = "".join(counted for _, counted, _ in conditions)
 
-    def branches(selected: str, inner: str, distance: str, also: str) -> str:
+    def branches(vector: str, distance: str, also: str, rows: bool) -> str:
+        ids = ROWS_OF.replace("{ids}", _IDS) if rows else _IDS
         return "".join(
-            _ROWS.format(
-                selected=selected,
-                inner=inner,
+            "\n    UNION ALL\n    "
+            + ids.format(
+                vector=vector,
+                filter_columns=FILTER_COLUMNS_SQL,
                 condition=condition,
                 way=way,
                 also=also,
@@ -284,12 +292,6 @@ def narrowing_of(f: MemoryFilter, params: dict[str, Any]) -> Narrowing:
         + _NARROW.format(ways=ways),
         exact_gate="(SELECT way FROM narrow) = 'all'",
         index_gate="(SELECT way FROM narrow) = 'index'",
-        # the vector arm's branches hand on the memory's row (stores.search._DENSE_ARM)
-        dense_branches=branches("m.*", "m.*", _DENSE_DISTANCE, ""),
-        sparse_branches=branches(
-            "m.id",
-            f"m.id, m.namespace, m.keywords, {FILTER_COLUMNS_SQL}",
-            _SPARSE_DISTANCE,
-            _SPARSE_ALSO,
-        ),
+        dense_branches=branches("embedding", _DENSE_DISTANCE, "", rows=True),
+        sparse_branches=branches("keywords", _SPARSE_DISTANCE, _SPARSE_ALSO, rows=False),
     )

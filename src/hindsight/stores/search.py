@@ -20,7 +20,7 @@ from hindsight.stores.filters import (
     filter_sql,
 )
 from hindsight.stores.memories import MEMORY_COLUMNS_JOINED, NewClaim
-from hindsight.stores.narrowing import UNNARROWED, Narrowing, narrowing_of
+from hindsight.stores.narrowing import ROWS_OF, UNNARROWED, Narrowing, narrowing_of
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS
 
 # Recall's two arms run as two statements at once, on two connections of the search pool
@@ -59,22 +59,30 @@ qvec AS (
 ),
 """
 
-# Every branch of the vector arm reads the memory's own row, so it hands the whole row on
-# and the candidates are scored from it (_SCORED_ROWS), not probed again by primary key
-# (the HNSW walk has fetched each one already: at 1M memories in one namespace the arm
-# alone 5.18 -> 4.56 and 4.56 -> 4.21 ms p50, at 100k 0.07-0.16 ms less; identical
-# candidates and scores; benchmarks/README item 40).
-_DENSE_ARM = """{narrow}
+# The vector arm hands on the memories' rows and its candidates are scored from them
+# (_SCORED_ROWS). The HNSW walk has fetched each row already, so its branch passes them
+# on as they come instead of having them probed again by primary key: at 1M memories in
+# one namespace the arm alone 5.18 -> 4.56 and 4.56 -> 4.21 ms p50, at 100k 0.07-0.16 ms
+# less; identical candidates and scores (benchmarks/README item 40). The exact branch
+# ranks ids and probes the best (narrowing.ROWS_OF).
+_DENSE_ARM = (
+    """{narrow}
 arm AS (
-    (SELECT m.* FROM long_term_memory m
+    """
+    + ROWS_OF.replace(
+        "{ids}",
+        """(SELECT m.id FROM long_term_memory m
      WHERE m.namespace = %(ns)s{filters} AND {exact_gate}
-     ORDER BY (m.embedding <=> %(qvec)s::halfvec) + 0 LIMIT %(n)s)
+     ORDER BY (m.embedding <=> %(qvec)s::halfvec) + 0 LIMIT %(n)s)""",
+    )
+    + """
     UNION ALL
     (SELECT m.* FROM long_term_memory m
      WHERE m.namespace = %(ns)s{filters} AND {index_gate}
      ORDER BY m.embedding <=> %(qvec)s::halfvec LIMIT %(n)s){dense_branches}
 )
 """
+)
 
 # The keyword arm of a large namespace reads the posting lists (GIN on keyword_terms) of the
 # query's rarest terms, up to a budget of postings, and scores those memories exactly, from
