@@ -74,7 +74,7 @@ def index_build_rate(url: str, n: int) -> dict[str, float]:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET maintenance_work_mem = '1GB'")
         conn.execute("SET max_parallel_maintenance_workers = 0")
-        for index in ("ix_long_term_memory_embedding", "ix_long_term_memory_keywords"):
+        for index in ("ix_long_term_memory_embedding",):
             started = time.perf_counter()
             conn.execute(f"REINDEX INDEX {index}")  # type: ignore[arg-type]
             out[index] = round(n / (time.perf_counter() - started))

@@ -278,7 +278,7 @@ def raw_update(
         ]
         if without_hnsw:
             conn.execute("DROP INDEX ix_long_term_memory_embedding")
-            conn.execute("DROP INDEX ix_long_term_memory_keywords")
+            conn.execute("DROP INDEX IF EXISTS ix_long_term_memory_keywords")  # before 0040
         started = time.perf_counter()
         conn.execute(
             "UPDATE long_term_memory m SET status = 'cold', changed_by = 'bench', "

@@ -351,8 +351,8 @@ def arm_profiles(results: dict[str, dict[str, Any]]) -> list[str]:
         "then as EXPLAIN (ANALYZE) counts it — execution, planning (which the service's",
         "prepared generic plans skip), shared buffers, and the rows of long_term_memory its",
         "scans read beside the by-id fetch of each candidate: an HNSW walk returns its k,",
-        "the keyword arm reads a row per posting of the query's rarest terms (tens of rows:",
-        "even the rarest term was too common, and the sparse HNSW index answered).",
+        "the keyword arm reads a row per posting of the query's rarest terms, or when even",
+        "the rarest is too common, of the memories holding the rarest few together.",
         "",
         "| corpus | load path | namespaces | memories | arm | client ms | execution ms "
         "| planning ms | buffers hit / read | rows read |",

@@ -198,8 +198,8 @@ async def hnsw_quality(
     url: str, queries: list[tuple[str, str]], base: Settings, body: dict[str, Any]
 ) -> dict[str, float]:
     """Mean recall@10 of the large-namespace path against exact search: for each arm on its
-    own (the vector arm is the HNSW index; the keyword arm reads posting lists and falls
-    back to the sparse HNSW index), and for the ranked answers a user sees."""
+    own (the vector arm is the HNSW index; the keyword arm reads posting lists, and
+    ANDs them when every term is common), and for the ranked answers a user sees."""
     flt = filter_of(body)
     embedder = BuiltinEmbedder()
     scores: dict[str, list[float]] = {"vector": [], "keyword": [], "answers": []}
@@ -712,8 +712,8 @@ def report(results: list[Result], mem0: dict[int, dict[str, Any]], args: argpars
         "",
         "## Approximate search against exact search (recall@10)",
         "",
-        "Vector arm: the HNSW index. Keyword arm: posting lists of the rarest terms, the sparse",
-        "HNSW index when every term is common. Answers: the ranked top 10 a user sees.",
+        "Vector arm: the HNSW index. Keyword arm: posting lists of the rarest terms (ANDed",
+        "when every term is common). Answers: the ranked top 10 a user sees.",
         "Namespaces under `exact_search_max_rows` are always searched exactly.",
         "",
         "| corpus | filter | vector arm | keyword arm | answers |",

@@ -24,13 +24,13 @@ def test_a_good_setup_passes(fresh_db: str, redis_url: str, tmp_path: Path) -> N
 
 def test_a_broken_setup_fails_with_the_fix(fresh_db: str, redis_url: str, tmp_path: Path) -> None:
     with psycopg.connect(fresh_db, autocommit=True) as conn:
-        conn.execute("DROP INDEX ix_long_term_memory_keywords")
+        conn.execute("DROP INDEX ix_memory_keywords_keyword_terms")
     nowhere = f"redis://127.0.0.1:{free_port()}/0"
     done = hindsight("doctor", database_url=fresh_db, redis_url=nowhere, data_dir=str(tmp_path))
     assert done.returncode == 1, done.stdout + done.stderr
     out = done.stdout
-    assert "FAIL  index ix_long_term_memory_keywords" in out, out
-    assert "fix: CREATE INDEX ix_long_term_memory_keywords ON long_term_memory USING hnsw" in out
+    assert "FAIL  index ix_memory_keywords_keyword_terms" in out, out
+    assert "fix: CREATE INDEX ix_memory_keywords_keyword_terms ON memory_keywords USING gin" in out
     assert "FAIL  redis" in out and "unreachable" in out
     assert "correct HINDSIGHT_REDIS_URL" in out
     assert "2 problem(s) found" in out

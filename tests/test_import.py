@@ -83,7 +83,6 @@ def test_import_loads_new_keys_and_observes_known_ones(
         ).fetchone()
     assert {
         "ix_long_term_memory_embedding",
-        "ix_long_term_memory_keywords",
         "ix_memory_keywords_keyword_terms",
     } <= indexes
     assert df == (12_001,)  # the document count the keyword arm's IDF uses

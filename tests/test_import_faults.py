@@ -22,7 +22,6 @@ from tests.support.servers import ThreadServer
 
 SEARCH_INDEXES = {
     "ix_long_term_memory_embedding",
-    "ix_long_term_memory_keywords",
     "ix_memory_keywords_keyword_terms",
 }
 

@@ -98,9 +98,9 @@ def test_indexes_the_design_asks_for(migrated: str) -> None:
             )
         }
     assert "hnsw (embedding halfvec_cosine_ops)" in defs["ix_long_term_memory_embedding"]
-    assert "hnsw (keywords sparsevec_ip_ops)" in defs["ix_long_term_memory_keywords"]
-    # a small graph: it serves only queries of common words (migration 0033)
-    assert "WITH (m='8', ef_construction='16')" in defs["ix_long_term_memory_keywords"]
+    # no graph over the keyword vectors: every write kept it up to date, and the keyword
+    # arm reads the posting lists for every query (migration 0040)
+    assert "ix_long_term_memory_keywords" not in defs
     # the keyword arm's posting lists, over the narrow copy (migration 0035)
     assert "memory_keywords USING gin (keyword_terms)" in defs["ix_memory_keywords_keyword_terms"]
     # over the computed columns, not status: a tier move changes no indexed column
@@ -350,3 +350,25 @@ def test_the_facets_upgrade_lets_a_reader_that_then_writes_finish(empty_db: str)
     assert not migration.is_alive() and failures == []
     assert migrate.current_revision(empty_db) == migrate.head_revision()
     assert copies_drift(empty_db, "n") == [] and label_drift(empty_db, "n") == []
+
+
+def test_the_keyword_graph_down_and_up(empty_db: str) -> None:
+    """0040 drops the sparse graph over keyword vectors; down, it is built again as 0033
+    left it (recall before 0040 reads it), and up it is gone again."""
+    cfg = config(empty_db)
+    migrate.upgrade(cfg)
+
+    def graph() -> str | None:
+        with psycopg.connect(empty_db) as conn:
+            row = conn.execute(
+                "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_long_term_memory_keywords'"
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    assert graph() is None
+    migrate.downgrade(cfg, "0039")
+    built = graph()
+    assert built is not None and "hnsw (keywords sparsevec_ip_ops)" in built
+    assert "WITH (m='8', ef_construction='16')" in built
+    migrate.upgrade(cfg)
+    assert graph() is None

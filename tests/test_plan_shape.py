@@ -107,7 +107,7 @@ def searches(namespace: str) -> Iterator[tuple[str, search_store.Search]]:
     corpus = Corpus(seed=12)
     embedder = BuiltinEmbedder()
     queries = [corpus.query() for _ in range(3)]
-    # common words only: the keyword arm falls back to the sparse HNSW index
+    # common words only: the keyword arm reads the memories holding its rarest ones together
     queries.append("user prefers the project team meeting")
     filters = [
         MemoryFilter(),
@@ -227,6 +227,40 @@ def test_no_recall_statement_reads_rows_in_proportion_to_the_table(
     for namespace in ("big", "tiny"):
         bad = asyncio.run(overreading_nodes(big_db, namespace, COSTS[costs]))
         assert not bad, "\n".join(bad[:10])
+
+
+def test_common_words_are_read_from_the_postings_anded(big_db: str) -> None:
+    """A query whose every word is too common for the postings budget reads the memories
+    that hold its rarest words together, through the posting lists, at most the budget of
+    them: no graph, and nothing in proportion to the namespace."""
+    query = "user prefers the project team meeting"
+    terms, counts = query_terms(query)
+    vector = HalfVector(BuiltinEmbedder().embed_one(query))
+
+    async def run() -> list[PlanNode]:
+        pool = await open_pool(make_settings(db_pool_min=1, db_pool_max=1), big_db, search=True)
+        try:
+            async with pool.connection() as conn:
+                cur = await conn.execute(
+                    "SELECT min(df) AS df FROM (SELECT sum(df) AS df FROM keyword_stats "
+                    "WHERE namespace = 'big' AND term = ANY(%s) GROUP BY term) s WHERE df > 0",
+                    (terms,),
+                )
+                row = await cur.fetchone()
+                assert row is not None and row["df"] > BUDGET  # every word is common
+                search = search_store.Search(
+                    "big", vector, terms, counts, MemoryFilter(), PER_ARM, EXACT_MAX, BUDGET
+                )
+                sql, params = search.statement("keyword")
+                return list(executed_nodes(await explain_generic(conn, sql, params)))
+        finally:
+            await pool.close()
+
+    nodes = asyncio.run(run())
+    anded = [n for n in nodes if n.relation == "memory_keywords" and n.rows_read]
+    assert anded and all(n.rows_read <= BUDGET for n in anded), [str(n) for n in nodes]
+    assert any(n.index == KEYWORD_TERMS_INDEX for n in nodes), [str(n) for n in nodes]
+    assert not [n for n in nodes if n.index == "ix_long_term_memory_keywords"]
 
 
 def test_every_filter_reaches_the_keyword_arms_postings(big_db: str) -> None:

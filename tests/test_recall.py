@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections.abc import Iterator
@@ -10,7 +11,13 @@ from typing import Any
 
 import psycopg
 import pytest
+from pgvector import HalfVector
 
+from hindsight.db.pool import open_pool
+from hindsight.embeddings.builtin import BuiltinEmbedder
+from hindsight.retrieval.keywords import query_terms
+from hindsight.stores import search as search_store
+from hindsight.stores.filters import MemoryFilter
 from tests.conftest import Api, make_settings
 from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
@@ -163,12 +170,13 @@ def test_archived_and_deleted_memories_are_not_recalled(api: Api) -> None:
     assert api.recall("purple", k=5)["results"] == []
 
 
-@pytest.fixture(scope="module", params=[3000, 0], ids=["postings", "sparse-hnsw"])
+@pytest.fixture(scope="module", params=[3000, 10], ids=["postings", "common-words"])
 def hnsw_server(
     migrated: str, redis_url: str, request: pytest.FixtureRequest
 ) -> Iterator[ThreadServer]:
     """A server that never takes the exact path, so recall goes through the indexes: the
-    keyword arm reads posting lists, or (budget 0) always falls back to its HNSW index."""
+    keyword arm reads posting lists, or (budget 10) finds every word too common for them
+    and reads the memories that hold the rarest ones together, at most 10."""
     settings = make_settings(exact_search_max_rows=0, keyword_postings_budget=request.param)
     with ThreadServer(settings, migrated, redis_url) as srv:
         yield srv
@@ -218,6 +226,40 @@ def test_a_rare_word_finds_its_memory_among_many_similar_ones(
         hit = next((r for r in results if r["key"] == "trip"), None)
         assert hit is not None, [r["key"] for r in results]
         assert hit["components"]["keyword"] > 0.5
+
+
+def test_common_words_find_the_memories_that_hold_them_together(api: Api, migrated: str) -> None:
+    # Every word of the query is in more memories than the postings budget allows reading,
+    # so the keyword arm of a large namespace reads the memories that hold its rarest words
+    # together: those best match it, and there are few of them. At most the budget: the
+    # rest of such a set would cost reads in proportion to the namespace.
+    api.observe(
+        *({"key": f"harbour.{i}", "value": f"harbour note {i}"} for i in range(30)),
+        *({"key": f"lights.{i}", "value": f"lights note {i}"} for i in range(30)),
+        *({"key": f"both.{i}", "value": f"harbour lights seen {i}"} for i in range(12)),
+    )
+    query = "the harbour lights"
+    terms, counts = query_terms(query)
+    vector = HalfVector(BuiltinEmbedder().embed_one(query))
+
+    async def keyword_arm(budget: int) -> list[str]:
+        pool = await open_pool(make_settings(), migrated, search=True)
+        try:
+            search = search_store.Search(
+                api.ns, vector, terms, counts, MemoryFilter(), 20, 0, budget
+            )
+            async with pool.connection() as conn:
+                rows = await search_store.arm_candidates(conn, search, "keyword")
+        finally:
+            await pool.close()
+        return [r["key"] for r in rows]
+
+    found = asyncio.run(keyword_arm(10))
+    assert len(found) == 10 and all(k.startswith("both.") for k in found), found
+    # with a budget that holds the rarest word's postings, they are read as usual
+    found = asyncio.run(keyword_arm(100))
+    assert {k.split(".")[0] for k in found} >= {"both", "harbour"}, found
+    assert found[:12] == sorted(found[:12], key=lambda k: not k.startswith("both.")), found
 
 
 def test_validation_of_recall_input(api: Api) -> None:

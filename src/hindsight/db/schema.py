@@ -32,12 +32,11 @@ def embedding_index_sql(
     )
 
 
-def keywords_index_sql(*, m: int = 8, ef_construction: int = 16) -> str:
-    """The sparse HNSW graph over keyword vectors. It answers only queries whose every term
-    is too common for the postings budget, and keeping it up to date was half of what a
-    write cost the database at pgvector's m = 16, ef_construction = 64; at 8 and 16 under
-    a third of that, finding 0.82 instead of 0.91 of those queries' exact top 10 (migration
-    0033 has the measurements). Migration 0032 builds it with the parameters of its time."""
+def keywords_index_sql(*, m: int, ef_construction: int) -> str:
+    """The sparse HNSW graph over keyword vectors, as migrations 0032 and 0033 built it and
+    0040's downgrade builds it again. It answered only queries whose every term is too
+    common for the postings budget; 0040 drops it (the keyword arm reads the posting lists
+    for those too)."""
     return (
         f"CREATE INDEX {KEYWORDS_INDEX} ON long_term_memory USING hnsw "
         f"(keywords sparsevec_ip_ops) WITH (m = {m}, ef_construction = {ef_construction})"
@@ -86,7 +85,6 @@ async def index_build_session(
 # The indexes a bulk load drops and builds again, by name.
 SEARCH_INDEXES = {
     EMBEDDING_INDEX: embedding_index_sql(),
-    KEYWORDS_INDEX: keywords_index_sql(),
     KEYWORD_TERMS_INDEX: keyword_terms_index_sql(),
 }
 

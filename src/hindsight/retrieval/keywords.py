@@ -6,8 +6,9 @@ with a fixed average length, so a stored vector never needs re-weighting as the 
 grows. The query side carries the inverse document frequency, computed per namespace at
 query time from exact document frequencies (see `stores.memories`):
     idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
-The inner product of the two is the BM25 score, which an HNSW `sparsevec_ip_ops` index
-answers in about a millisecond, where ranking a full-text match list touches every match.
+The inner product of the two is the BM25 score. Recall scores the memories the posting
+lists of the query's rarest terms name (`stores.search`), and each candidate of the other
+arm, with it.
 
 Terms are the keyword tokens (`text.tokenize`) with English words stemmed (`text.stem`),
 so "adopted" finds "adopting" (migration 0028 re-indexed the memories stored before).
@@ -28,7 +29,8 @@ from hindsight.text.twins import MIN_WORD_OVERLAP
 K1 = 1.2
 B = 0.75
 AVG_DOC_TERMS = 10.0
-# pgvector indexes sparse vectors with at most 1,000 non-zero entries.
+# pgvector's HNSW index takes sparse vectors of at most 1,000 non-zero entries. Migration
+# 0040 dropped that index; the cap stays so that its downgrade can build it again.
 MAX_TERMS = 1000
 
 

@@ -136,7 +136,6 @@ async def redis(settings: Settings) -> Check:
 def _index_fixes() -> dict[str, str]:
     return {
         schema.EMBEDDING_INDEX: schema.embedding_index_sql(),
-        schema.KEYWORDS_INDEX: schema.keywords_index_sql(),
         schema.KEYWORD_TERMS_INDEX: schema.keyword_terms_index_sql(),
         "uq_long_term_memory_active_key": "CREATE UNIQUE INDEX uq_long_term_memory_active_key "
         "ON long_term_memory (namespace, mem_key) WHERE live",

@@ -89,17 +89,25 @@ arm AS (
 # memory_keywords: a narrow copy of each memory's keyword columns, ~0.1 kB a row where the
 # memory's own is ~1.2 kB (migration 0035; measured at 100k, the arm alone 1.2-1.3x faster
 # at p50, recall end to end 5-10%: English p50 / p99 11.5 / 24.6 -> 10.3 / 20.9 ms,
-# benchmarks/README item 36). The
-# best BM25 matches nearly always hold a rare term, and an HNSW graph over sparse vectors is
-# a poor guide (measured at 100k memories: 0.54 of the exact top 10 at ef_search 40, against
-# 0.98 from 3,000 postings). When even the rarest term is too common for the budget, every
-# term is weak evidence and the sparse HNSW index answers instead. The postings are read
+# benchmarks/README item 36). The best BM25 matches nearly always hold a rare term, and an
+# HNSW graph over sparse vectors is a poor guide (measured at 100k memories: 0.54 of the
+# exact top 10 at ef_search 40, against 0.98 from 3,000 postings). The postings are read
 # from the GIN index alone (OFFSET 0 keeps the namespace and filter conditions out of the
 # scan): given them, a generic plan ANDed the postings with the namespace index, reading
 # every id of the namespace (measured: all 8,000 of a test namespace). The subquery selects
 # only what the arm and the filters read: `SELECT *` cost ~0.3 µs more per posting (the
 # keyword arm alone, 150 queries interleaved: English 100k 3.16 -> 2.81 ms p50, Zipf 1M
 # 2.02 -> 1.81; both arms at once, English 100k, 5.14 -> 4.88).
+#
+# When even the rarest term is too common for the budget (4-5% of the matrix's queries at
+# 100k), the best matches are the memories that hold several of the query's words, so the
+# arm reads the memories holding all of its rarest terms together (`common`: the GIN
+# posting lists ANDed), as few terms as make that set fit the budget were the words
+# independent, and at most the budget of them. Measured at 100k in one namespace on those
+# queries, the share of the exact fused top 10 the answers find: 0.68-0.81 from the sparse
+# HNSW graph that answered them before, 0.92-0.93 from the two rarest terms ANDed
+# (benchmarks/README item 41). Keeping that graph up to date was a quarter of what a
+# written memory cost the database (migration 0040 drops it).
 _SPARSE_ARM = """{narrow}
 rare AS (
     SELECT array_agg(term) AS terms FROM (
@@ -107,6 +115,16 @@ rare AS (
         FROM stats WHERE term <> 0 AND df > 0
     ) r
     WHERE postings <= %(budget)s
+),
+common AS (
+    SELECT array_agg(term) AS terms FROM (
+        SELECT term, (SELECT n FROM corpus) * exp(sum(ln(least(df / greatest(
+                   (SELECT n FROM corpus), 1), 1))) OVER (
+                   ORDER BY df, term ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))
+               AS held_before
+        FROM stats WHERE term <> 0 AND df > 0
+    ) c
+    WHERE held_before IS NULL OR held_before > %(budget)s
 ),
 arm AS (
     (SELECT m.id FROM long_term_memory m
@@ -116,10 +134,7 @@ arm AS (
     UNION ALL
 {postings}
     UNION ALL
-    (SELECT m.id FROM long_term_memory m
-     WHERE m.namespace = %(ns)s{filters} AND {index_gate}
-       AND (SELECT v FROM qvec) IS NOT NULL AND (SELECT terms FROM rare) IS NULL
-     ORDER BY m.keywords <#> (SELECT v FROM qvec) LIMIT %(n)s){sparse_branches}
+{common}{sparse_branches}
 )
 """
 
@@ -209,7 +224,7 @@ _COPIED = ("memory_type", "tags", "live", "expires_at")
 _COPY_POSTINGS = f"""    (SELECT m.id FROM (
          SELECT m.id, m.namespace, m.keywords, {", ".join(f"m.{c}" for c in _COPIED)}
          FROM memory_keywords m
-         WHERE {{same_shard}}m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
+         WHERE {{same_shard}}{{holds}}) m
      WHERE m.namespace = %(ns)s{{filters}} AND {{index_gate}}
      ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)"""
 # Otherwise the filters' columns come from the memory's own row, a primary-key probe each,
@@ -226,7 +241,7 @@ _PROBED_POSTINGS = f"""    (SELECT m.id FROM (
          SELECT c.id, c.d, {", ".join(f"l.{c}" for c in FILTER_COLUMNS)} FROM (
              SELECT m.id, m.keywords <#> (SELECT v FROM qvec) AS d FROM (
                  SELECT m.id, m.namespace, m.keywords FROM memory_keywords m
-                 WHERE {{same_shard}}m.keyword_terms && (SELECT terms FROM rare) OFFSET 0) m
+                 WHERE {{same_shard}}{{holds}}) m
              WHERE m.namespace = %(ns)s AND {{index_gate}}
              ORDER BY m.keywords <#> (SELECT v FROM qvec) OFFSET 0) c
          CROSS JOIN LATERAL (
@@ -235,6 +250,14 @@ _PROBED_POSTINGS = f"""    (SELECT m.id FROM (
      WHERE true{{filters}}
      ORDER BY m.d LIMIT %(n)s)"""
 _READ = re.compile(r"\bm\.(\w+)")
+# What the postings branch reads, of the rare terms (every memory holding one) and of the
+# common terms (the memories holding them all, at most the budget: a bitmap heap scan
+# stops there)
+_HOLDS_RARE = "m.keyword_terms && (SELECT terms FROM rare) OFFSET 0"
+_HOLDS_COMMON = (
+    "m.keyword_terms @> (SELECT terms FROM common) AND (SELECT terms FROM rare) IS NULL "
+    "LIMIT %(budget)s"
+)
 
 
 def _postings(filters: str) -> str:
@@ -313,7 +336,8 @@ class Search:
         sql = ARMS[which] if narrowing is UNNARROWED else _narrowed(_TEMPLATES[which], narrowing)
         same_shard = _SAME_SHARD if sharded else ""
         postings = _postings(filters).replace("{index_gate}", narrowing.index_gate)
-        sql = sql.replace("{postings}", postings)
+        sql = sql.replace("{postings}", postings.replace("{holds}", _HOLDS_RARE))
+        sql = sql.replace("{common}", postings.replace("{holds}", _HOLDS_COMMON))
         return sql.replace("{filters}", filters).replace("{same_shard}", same_shard), params
 
 

@@ -210,14 +210,6 @@ Index(
     postgresql_with={"m": 16, "ef_construction": 64},
     postgresql_ops={"embedding": "halfvec_cosine_ops"},
 )
-Index(
-    "ix_long_term_memory_keywords",
-    long_term_memory.c.keywords,
-    postgresql_using="hnsw",
-    # a small graph: it serves only queries of common words (migration 0033)
-    postgresql_with={"m": 8, "ef_construction": 16},
-    postgresql_ops={"keywords": "sparsevec_ip_ops"},
-)
 # A selective filter of a large namespace is searched exactly among the rows it admits,
 # found through these (migration 0024, stores/narrowing.py): the labels (memory type and
 # tags, namespace-prefixed) and the time windows. Not last_observed, confidence or
