@@ -108,6 +108,12 @@ arm AS (
 # HNSW graph that answered them before, 0.92-0.93 from the two rarest terms ANDed
 # (benchmarks/README item 41). Keeping that graph up to date was a quarter of what a
 # written memory cost the database (migration 0040 drops it).
+# The common terms' posting lists are read whole into a bitmap (GIN skips through all but
+# the rarest, but one seek a segment reads most of a list): at 1M memories about 60 ns a
+# posting, where a posting the budget admits costs a row read and scored (~1 µs). So the
+# terms ANDed may hold this many times the budget in postings; a query whose rarest term
+# alone holds more reads none (the vector arm's candidates still carry keyword scores).
+COMMON_POSTINGS = 30
 _SPARSE_ARM = """{narrow}
 rare AS (
     SELECT array_agg(term) AS terms FROM (
@@ -117,14 +123,17 @@ rare AS (
     WHERE postings <= %(budget)s
 ),
 common AS (
-    SELECT array_agg(term) AS terms FROM (
+    SELECT CASE WHEN count(*) >= least(2, (SELECT count(*) FROM stats WHERE term <> 0 AND df > 0))
+                THEN array_agg(term) END AS terms FROM (
         SELECT term, (SELECT n FROM corpus) * exp(sum(ln(least(df / greatest(
                    (SELECT n FROM corpus), 1), 1))) OVER (
                    ORDER BY df, term ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))
-               AS held_before
+               AS held_before,
+               sum(df) OVER (ORDER BY df, term) AS postings
         FROM stats WHERE term <> 0 AND df > 0
     ) c
-    WHERE held_before IS NULL OR held_before > %(budget)s
+    WHERE (held_before IS NULL OR held_before > %(budget)s)
+      AND postings <= %(budget)s * {common_postings}
 ),
 arm AS (
     (SELECT m.id FROM long_term_memory m
@@ -272,6 +281,7 @@ def _statement(*parts: str) -> str:
         "".join(parts)
         .replace("{columns}", MEMORY_COLUMNS_JOINED)
         .replace("%(kdims)s", str(KEYWORD_DIMENSIONS))
+        .replace("{common_postings}", str(COMMON_POSTINGS))
     )
 
 
