@@ -100,19 +100,22 @@ arm AS (
 # 2.02 -> 1.81; both arms at once, English 100k, 5.14 -> 4.88).
 #
 # When even the rarest term is too common for the budget (4-5% of the matrix's queries at
-# 100k), the best matches are the memories that hold several of the query's words, so the
-# arm reads the memories holding all of its rarest terms together (`common`: the GIN
+# 100k, 14% at 1M), the best matches are the memories that hold several of the query's
+# words, so the arm reads the memories holding its rarest terms together (`common`: the GIN
 # posting lists ANDed), as few terms as make that set fit the budget were the words
-# independent, and at most the budget of them. Measured at 100k in one namespace on those
-# queries, the share of the exact fused top 10 the answers find: 0.68-0.81 from the sparse
-# HNSW graph that answered them before, 0.92-0.93 from the two rarest terms ANDed
-# (benchmarks/README item 41). Keeping that graph up to date was a quarter of what a
-# written memory cost the database (migration 0040 drops it).
-# The common terms' posting lists are read whole into a bitmap (GIN skips through all but
-# the rarest, but one seek a segment reads most of a list): at 1M memories about 60 ns a
-# posting, where a posting the budget admits costs a row read and scored (~1 µs). So the
-# terms ANDed may hold this many times the budget in postings; a query whose rarest term
-# alone holds more reads none (the vector arm's candidates still carry keyword scores).
+# independent, and at most the budget of them (a bitmap heap scan stops there). Measured
+# on those queries, the share of the exact fused top 10 the answers find, from the sparse
+# HNSW graph that answered them before to this: 0.68-0.81 -> 0.78-0.94 at 100k, 0.38 ->
+# 0.53 at 1M, at up to twice their time (benchmarks/README item 41). Keeping the graph up
+# to date was a quarter of what a written memory cost the database (migration 0040).
+#
+# The ANDed posting lists are read whole into a bitmap (GIN drives the AND by the rarest
+# and skips through the others, but one seek a segment reads most of a list): at 1M about
+# 60 ns a posting, where a posting the budget admits costs a row read and scored (~1 µs).
+# So the terms ANDed may hold COMMON_POSTINGS times the budget in postings, and two of them
+# unless the query has one (a capped sample of one common term's memories is 3,000 rows
+# read for little); a query whose rarest words are commoner gets no candidates of this
+# arm's own, and the vector arm's candidates still carry keyword scores.
 COMMON_POSTINGS = 30
 _SPARSE_ARM = """{narrow}
 rare AS (
