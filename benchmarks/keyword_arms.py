@@ -11,8 +11,8 @@ BM25 top 10 (over every memory of the namespace holding a query term; tie-safe: 
 memory counts when its exact score reaches the 10th exact score). Variants:
 
 - `today`: the service's statement (the rarest terms' postings up to
-  HINDSIGHT_KEYWORD_POSTINGS_BUDGET, each scored from memory_keywords' narrow row; the
-  sparse HNSW index when even the rarest term has more);
+  HINDSIGHT_KEYWORD_POSTINGS_BUDGET, each scored from memory_keywords' narrow row; when
+  even the rarest term has more, the memories holding the rarest few together, item 41);
 - `budgetN`: the same with a budget of N postings;
 - `enoughN`: the budget as today, but a commoner term's postings only while the rarer
   terms' hold fewer than N;

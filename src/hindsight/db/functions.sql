@@ -317,7 +317,7 @@ CREATE TRIGGER long_term_memory_keywords_deleted AFTER DELETE ON long_term_memor
 -- min_importance, or a narrow observed_* window, admits, instead of walking the HNSW graph
 -- until it meets them. The memory's own row has no such indexes: one would make every
 -- reinforcement (the confidence and last observation), session demotion and consolidation
--- (the importance) a non-HOT update that enters the row into both HNSW graphs again. Here
+-- (the importance) a non-HOT update that enters the row into the HNSW graph again. Here
 -- such a change rewrites a row of a few dozen bytes and its four b-tree entries, and, when
 -- the confidence or importance moves to another bucket of 0.05, appends keyword_stats
 -- deltas; a change of anything else (an access, a tier move, new tags) writes nothing. (The

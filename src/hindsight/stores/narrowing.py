@@ -25,7 +25,7 @@ none does, the filter admits so many that the HNSW walk meets k of them soon (kÂ
 rows at most, on average). The confidence, importance and last observation are indexed in
 memory_facets, a copy triggers keep, and not on the memory's row: reinforcements and the
 lifecycle change them, and an index over them there would make each such change rewrite
-both HNSW indexes.
+the HNSW index (and every other index of the table).
 
 Each arm counts for itself. The arms run at once on two connections, so the count costs
 their wall time once (a window too broad to narrow: 10.8 -> 11.5 ms p50 at 100k); sharing

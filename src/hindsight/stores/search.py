@@ -106,7 +106,7 @@ arm AS (
 # independent, and at most the budget of them (a bitmap heap scan stops there). Measured
 # on those queries, the share of the exact fused top 10 the answers find, from the sparse
 # HNSW graph that answered them before to this: 0.68-0.81 -> 0.78-0.94 at 100k, 0.38 ->
-# 0.53 at 1M, at up to twice their time (benchmarks/README item 41). Keeping the graph up
+# 0.53 at 1M, at about twice their time (benchmarks/README item 41). Keeping the graph up
 # to date was a quarter of what a written memory cost the database (migration 0040).
 #
 # The ANDed posting lists are read whole into a bitmap (GIN drives the AND by the rarest
@@ -128,14 +128,15 @@ rare AS (
 common AS (
     SELECT CASE WHEN count(*) >= least(2, (SELECT count(*) FROM stats WHERE term <> 0 AND df > 0))
                 THEN array_agg(term) END AS terms FROM (
-        SELECT term, (SELECT n FROM corpus) * exp(sum(ln(least(df / greatest(
+        SELECT term, ln(greatest((SELECT n FROM corpus), 1)) + sum(ln(least(df / greatest(
                    (SELECT n FROM corpus), 1), 1))) OVER (
-                   ORDER BY df, term ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))
-               AS held_before,
+                   ORDER BY df, term ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+               AS ln_held_before,
                sum(df) OVER (ORDER BY df, term) AS postings
         FROM stats WHERE term <> 0 AND df > 0
     ) c
-    WHERE (held_before IS NULL OR held_before > %(budget)s)
+    -- the estimate in logarithms: a product of many shares underflows float8
+    WHERE (ln_held_before IS NULL OR ln_held_before > ln(greatest(%(budget)s, 1)::float8))
       AND postings <= %(budget)s * {common_postings}
 ),
 arm AS (
@@ -233,11 +234,9 @@ _SAME_SHARD = "m.namespace = %(ns)s AND "
 # memory_keywords copies (recall's default: expiry and liveness; memory types and tags),
 # each posting is scored and filtered from the copy alone.
 _COPIED = ("memory_type", "tags", "live", "expires_at")
-_COPY_POSTINGS = f"""    (SELECT m.id FROM (
-         SELECT m.id, m.namespace, m.keywords, {", ".join(f"m.{c}" for c in _COPIED)}
-         FROM memory_keywords m
-         WHERE {{same_shard}}{{holds}}) m
-     WHERE m.namespace = %(ns)s{{filters}} AND {{index_gate}}
+_COPY_POSTINGS = """    (SELECT m.id FROM (
+         {rows}) m
+     WHERE m.namespace = %(ns)s{filters} AND {index_gate}
      ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)"""
 # Otherwise the filters' columns come from the memory's own row, a primary-key probe each,
 # so the postings are scored from the copy and ranked first, and the memories are probed
@@ -252,8 +251,7 @@ _COPY_POSTINGS = f"""    (SELECT m.id FROM (
 _PROBED_POSTINGS = f"""    (SELECT m.id FROM (
          SELECT c.id, c.d, {", ".join(f"l.{c}" for c in FILTER_COLUMNS)} FROM (
              SELECT m.id, m.keywords <#> (SELECT v FROM qvec) AS d FROM (
-                 SELECT m.id, m.namespace, m.keywords FROM memory_keywords m
-                 WHERE {{same_shard}}{{holds}}) m
+                 {{rows}}) m
              WHERE m.namespace = %(ns)s AND {{index_gate}}
              ORDER BY m.keywords <#> (SELECT v FROM qvec) OFFSET 0) c
          CROSS JOIN LATERAL (
@@ -262,14 +260,27 @@ _PROBED_POSTINGS = f"""    (SELECT m.id FROM (
      WHERE true{{filters}}
      ORDER BY m.d LIMIT %(n)s)"""
 _READ = re.compile(r"\bm\.(\w+)")
-# What the postings branch reads, of the rare terms (every memory holding one) and of the
-# common terms (the memories holding them all, at most the budget: a bitmap heap scan
-# stops there)
-_HOLDS_RARE = "m.keyword_terms && (SELECT terms FROM rare) OFFSET 0"
-_HOLDS_COMMON = (
-    "m.keyword_terms @> (SELECT terms FROM common) AND (SELECT terms FROM rare) IS NULL "
-    "LIMIT %(budget)s"
-)
+# What the postings branch reads: of the rare terms, every memory holding one; of the
+# common terms, the memories holding them all, at most the budget of them.
+_HOLDS_RARE = "m.keyword_terms && (SELECT terms FROM rare)"
+_HOLDS_COMMON = "m.keyword_terms @> (SELECT terms FROM common) AND (SELECT terms FROM rare) IS NULL"
+
+
+def _rows(copied: bool, holds: str, *, capped: bool) -> str:
+    """The postings' rows of memory_keywords, found through the GIN index (OFFSET 0 keeps
+    the namespace's conditions out of the scan). `capped`: the first budget of this
+    namespace's rows that pass the filters the copy answers; the namespace is applied
+    before the cap, or other namespaces' memories holding the same words would crowd
+    this one's out (the posting lists hold every namespace's)."""
+    columns = "".join(f", m.{c}" for c in _COPIED) if copied else ""
+    rows = (
+        f"SELECT m.id, m.namespace, m.keywords{columns} FROM memory_keywords m "
+        f"WHERE {{same_shard}}{holds} OFFSET 0"
+    )
+    if not capped:
+        return rows
+    early = "{filters}" if copied else ""
+    return f"SELECT m.* FROM ({rows}) m WHERE m.namespace = %(ns)s{early} LIMIT %(budget)s"
 
 
 def _postings(filters: str) -> str:
@@ -348,9 +359,12 @@ class Search:
         which = "vector sharded" if sharded and arm == "vector" else arm
         sql = ARMS[which] if narrowing is UNNARROWED else _narrowed(_TEMPLATES[which], narrowing)
         same_shard = _SAME_SHARD if sharded else ""
-        postings = _postings(filters).replace("{index_gate}", narrowing.index_gate)
-        sql = sql.replace("{postings}", postings.replace("{holds}", _HOLDS_RARE))
-        sql = sql.replace("{common}", postings.replace("{holds}", _HOLDS_COMMON))
+        form = _postings(filters)
+        copied = form is _COPY_POSTINGS
+        postings = form.replace("{index_gate}", narrowing.index_gate)
+        rare = postings.replace("{rows}", _rows(copied, _HOLDS_RARE, capped=False))
+        common = postings.replace("{rows}", _rows(copied, _HOLDS_COMMON, capped=True))
+        sql = sql.replace("{postings}", rare).replace("{common}", common)
         return sql.replace("{filters}", filters).replace("{same_shard}", same_shard), params
 
 

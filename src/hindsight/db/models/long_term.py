@@ -158,7 +158,7 @@ long_term_memory = Table(
         default=False,
     ),
     # The partial indexes name these, never `status`: a column that an index names makes
-    # every change of it a non-HOT update, which re-inserts the row into both HNSW indexes
+    # every change of it a non-HOT update, which re-inserts the row into the HNSW index
     # (migration 0020). Cooling and warming change `status` but neither of these.
     Column(
         "live",
@@ -214,7 +214,7 @@ Index(
 # found through these (migration 0024, stores/narrowing.py): the labels (memory type and
 # tags, namespace-prefixed) and the time windows. Not last_observed, confidence or
 # importance: reinforcements and the lifecycle change them, and an indexed column's change
-# rewrites both HNSW indexes; memory_facets keeps them with indexes of their own.
+# rewrites the HNSW index; memory_facets keeps them with indexes of their own.
 Index(
     "ix_long_term_memory_labels",
     func.hindsight_labels(
@@ -276,7 +276,7 @@ Index(
 
 # What of each memory recall filters by and reinforcements or the lifecycle change, with the
 # indexes long_term_memory cannot have (an index on any of them would make each such change a
-# non-HOT update of the memory's row, which enters it into both HNSW graphs again): what lets
+# non-HOT update of the memory's row, which enters it into the HNSW graph again): what lets
 # recall count and read the few memories a high min_confidence or min_importance, or a narrow
 # observed_* window, admits (migrations 0036, 0038).
 memory_facets = Table(
