@@ -283,6 +283,13 @@ def _rows(copied: bool, holds: str, *, capped: bool) -> str:
     return f"SELECT m.* FROM ({rows}) m WHERE m.namespace = %(ns)s{early} LIMIT %(budget)s"
 
 
+# by whether the filters are the copy's: the rare terms' rows and the common terms'
+_ROWS = {
+    copied: (_rows(copied, _HOLDS_RARE, capped=False), _rows(copied, _HOLDS_COMMON, capped=True))
+    for copied in (True, False)
+}
+
+
 def _postings(filters: str) -> str:
     """The postings branch for `filters` (as filter_sql renders them)."""
     return _COPY_POSTINGS if set(_READ.findall(filters)) <= set(_COPIED) else _PROBED_POSTINGS
@@ -362,8 +369,7 @@ class Search:
         form = _postings(filters)
         copied = form is _COPY_POSTINGS
         postings = form.replace("{index_gate}", narrowing.index_gate)
-        rare = postings.replace("{rows}", _rows(copied, _HOLDS_RARE, capped=False))
-        common = postings.replace("{rows}", _rows(copied, _HOLDS_COMMON, capped=True))
+        rare, common = (postings.replace("{rows}", rows) for rows in _ROWS[copied])
         sql = sql.replace("{postings}", rare).replace("{common}", common)
         return sql.replace("{filters}", filters).replace("{same_shard}", same_shard), params
 
