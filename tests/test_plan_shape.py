@@ -345,25 +345,22 @@ def test_a_write_to_a_small_or_new_namespace_does_not_walk_the_big_ones_graph(
         assert not bad, "\n".join(bad[:10])
 
 
-def test_a_large_namespaces_graph_is_walked_only_for_claims_with_a_twin_in_words(
-    big_db: str,
-) -> None:
-    """A twin must say the same in the same words, so a new key in a large namespace walks
-    the embedding's graph only when the posting lists of keyword_terms (on memory_keywords)
-    hold a memory with one of its word groups whole: a claim of words nobody used costs a
-    few postings read, not a walk of the graph."""
-    set_statistics(big_db, analyzed=True)
-    with psycopg.connect(big_db) as conn:
+def twin_check_nodes(url: str, namespace: str) -> tuple[int, list[PlanNode]]:
+    """The near-duplicate check's executed nodes for claims under new keys: each of the
+    namespace's first three values again (a twin in words exists), then five claims of
+    words nobody used; with how many of the first kind there were."""
+    set_statistics(url, analyzed=True)
+    with psycopg.connect(url) as conn:
         stored = conn.execute(
             "SELECT mem_value, memory_type FROM long_term_memory "
-            "WHERE namespace = 'big' ORDER BY id LIMIT 3"
+            "WHERE namespace = %s ORDER BY id LIMIT 3",
+            (namespace,),
         ).fetchall()
     embedder = BuiltinEmbedder()
-    # each stored value again under a new key (a twin in words exists), and words nobody used
     claims = [(value, kind) for value, kind in stored]
     claims += [(f"zqxv{i} blorfing wexlt{i} quimbly", "fact") for i in range(5)]
     sql, params = search_store.near_duplicates_statement(
-        "big",
+        namespace,
         [f"new.{i}" for i in range(len(claims))],
         [kind for _, kind in claims],
         [HalfVector(embedder.embed_one(f"new.{i}: {v}")) for i, (v, _) in enumerate(claims)],
@@ -373,7 +370,7 @@ def test_a_large_namespaces_graph_is_walked_only_for_claims_with_a_twin_in_words
     )
 
     async def plan() -> list[PlanNode]:
-        pool = await open_pool(make_settings(db_pool_min=1, db_pool_max=1), big_db)
+        pool = await open_pool(make_settings(db_pool_min=1, db_pool_max=1), url)
         try:
             async with pool.connection() as conn, conn.transaction():
                 await search_store.near_duplicate_settings(conn, on=True)
@@ -381,14 +378,36 @@ def test_a_large_namespaces_graph_is_walked_only_for_claims_with_a_twin_in_words
         finally:
             await pool.close()
 
-    nodes = asyncio.run(plan())
+    return len(stored), asyncio.run(plan())
+
+
+def test_a_large_namespaces_graph_is_walked_only_for_claims_with_a_twin_in_words(
+    big_db: str,
+) -> None:
+    """A twin must say the same in the same words, so a new key in a large namespace walks
+    the embedding's graph only when the posting lists of keyword_terms (on memory_keywords)
+    hold a memory with one of its word groups whole: a claim of words nobody used costs a
+    few postings read, not a walk of the graph."""
+    stored, nodes = twin_check_nodes(big_db, "big")
     postings = [n for n in nodes if n.index == KEYWORD_TERMS_INDEX]
     walks = [n for n in nodes if n.index == "ix_long_term_memory_embedding"]
     assert postings, "\n".join(map(str, nodes))
     assert sum(n.rows_read for n in postings) <= BOUND
     # the graph is walked once per claim with a twin in words, not for the made-up ones
-    assert [n.loops for n in walks] == [len(stored)], "\n".join(map(str, nodes))
+    assert [n.loops for n in walks] == [stored], "\n".join(map(str, nodes))
     assert not [n for n in nodes if n.rows_read > BOUND], "\n".join(map(str, nodes))
+
+
+def test_a_small_namespace_is_scanned_only_for_claims_whose_words_it_holds(big_db: str) -> None:
+    """A small namespace is searched exactly, every memory of the claim's type read and
+    compared: a third of an observe's database time at 3,000 memories. A claim with a
+    word no memory of the namespace holds in each of its word groups has no twin there, and
+    the document frequencies say so without reading a memory."""
+    stored, nodes = twin_check_nodes(big_db, "tiny")
+    scans = [n for n in nodes if n.relation == "long_term_memory" and n.rows_read > 1]
+    assert scans, "\n".join(map(str, nodes))
+    # the namespace's memories are read once per claim with a twin in words
+    assert [n.loops for n in scans] == [stored], "\n".join(map(str, nodes))
 
 
 # Filters that admit at most EXACT_MAX memories of the big namespace, and a condition that
