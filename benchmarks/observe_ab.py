@@ -23,37 +23,18 @@ import os
 import random
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
-from tests.support.servers import spawn_server
 
 from benchmarks.corpora import stdlib_sentences
 from benchmarks.perf import summary
-from benchmarks.stack import API_KEY, LightClient, Service, stores
+from benchmarks.recall_ab import variant
+from benchmarks.stack import LightClient, Service, stores
 
 BLOCK = 25
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-@contextlib.contextmanager
-def service(database_url: str, redis_url: str, src: str | None) -> Iterator[Service]:
-    env = {
-        "HINDSIGHT_DATABASE_URL": database_url,
-        "HINDSIGHT_REDIS_URL": redis_url,
-        "HINDSIGHT_API_KEY": API_KEY,
-        "HINDSIGHT_LOG_LEVEL": "warning",
-    }
-    if src:  # another checkout's code, ahead of the installed one
-        env["PYTHONPATH"] = os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])
-    proc, url = spawn_server(env, ready_path="/readyz", timeout=120)
-    try:
-        yield Service(url, proc)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
 
 
 def worker_cpu(svc: Service) -> float:
@@ -151,8 +132,8 @@ def main() -> None:
     with (
         stores() as s,
         s.database() as url,
-        service(url, s.redis_url, args.baseline_src) as before,
-        service(url, s.redis_url, None) as after,
+        variant(url, s.redis_url, {}, args.baseline_src) as before,
+        variant(url, s.redis_url, {}, None) as after,
     ):
         for r in range(args.rounds):
             random.Random(r).shuffle(sentences)
