@@ -348,17 +348,23 @@ def test_a_write_to_a_small_or_new_namespace_does_not_walk_the_big_ones_graph(
 def twin_check_nodes(url: str, namespace: str) -> tuple[int, list[PlanNode]]:
     """The near-duplicate check's executed nodes for claims under new keys: each of the
     namespace's first three values again (a twin in words exists), then five claims of
-    words nobody used; with how many of the first kind there were."""
+    words nobody used, then three that join the first half of one stored value to the
+    second half of another (every word is the namespace's, no memory holds them all); with
+    how many of the first kind there were."""
     set_statistics(url, analyzed=True)
     with psycopg.connect(url) as conn:
-        stored = conn.execute(
+        rows = conn.execute(
             "SELECT mem_value, memory_type FROM long_term_memory "
-            "WHERE namespace = %s ORDER BY id LIMIT 3",
+            "WHERE namespace = %s AND live ORDER BY id LIMIT 9",
             (namespace,),
         ).fetchall()
+    stored = rows[:3]
     embedder = BuiltinEmbedder()
     claims = [(value, kind) for value, kind in stored]
     claims += [(f"zqxv{i} blorfing wexlt{i} quimbly", "fact") for i in range(5)]
+    for (one, kind), (other, _) in zip(rows[3::2], rows[4::2], strict=False):
+        head, tail = one.split(), other.split()
+        claims.append((" ".join(head[: len(head) // 2] + tail[len(tail) // 2 :]), kind))
     sql, params = search_store.near_duplicates_statement(
         namespace,
         [f"new.{i}" for i in range(len(claims))],
@@ -400,14 +406,18 @@ def test_a_large_namespaces_graph_is_walked_only_for_claims_with_a_twin_in_words
 
 def test_a_small_namespace_is_scanned_only_for_claims_whose_words_it_holds(big_db: str) -> None:
     """A small namespace is searched exactly, every memory of the claim's type read and
-    compared: a third of an observe's database time at 3,000 memories. A claim with a
-    word no memory of the namespace holds in each of its word groups has no twin there, and
-    the document frequencies say so without reading a memory."""
+    compared: a third of an observe's database time at 3,000 memories. Only a claim some
+    memory holds one of the word groups of whole can have a twin: the narrow copies of the
+    keyword columns say which, and a claim with a word no memory of the namespace holds in
+    each of its groups is settled by the document frequencies without reading either."""
     stored, nodes = twin_check_nodes(big_db, "tiny")
     scans = [n for n in nodes if n.relation == "long_term_memory" and n.rows_read > 1]
     assert scans, "\n".join(map(str, nodes))
     # the namespace's memories are read once per claim with a twin in words
     assert [n.loops for n in scans] == [stored], "\n".join(map(str, nodes))
+    # their copies once per claim of known words: the twins' and the halves joined
+    copies = [n for n in nodes if n.relation == "memory_keywords"]
+    assert [n.loops for n in copies] == [2 * stored], "\n".join(map(str, nodes))
 
 
 # Filters that admit at most EXACT_MAX memories of the big namespace, and a condition that

@@ -423,21 +423,28 @@ async def arm_candidates(conn: Connection, search: Search, arm: str) -> list[dic
 # small namespace walk the graph of everyone else's rows looking for its few (measured:
 # 400 ms per batch of 10 into a new namespace beside 10,000 memories, against 50 ms).
 #
-# A twin is folded only if it also says the same in the same words (`text.twins`), so in a
-# large namespace a claim walks the graph only when some memory of its type holds every
-# term of one of its word groups (`retrieval.keywords.twin_term_groups`): the posting
-# lists of the GIN index on keyword_terms answer that, ANDed (of each group's GROUP_TERMS
-# rarest terms), reading only the memories that hold them all (OFFSET 0 keeps the
-# namespace's conditions out of the index scan, as in the keyword arm). A claim with no
-# such memory cannot be folded whatever the walk finds.
+# A twin is folded only if it also says the same in the same words (`text.twins`), so a
+# claim is searched for only when some memory of its type holds every term of one of its
+# word groups (`retrieval.keywords.twin_term_groups`); a claim with no such memory cannot
+# be folded whatever the search finds. In a large namespace the posting lists of the GIN
+# index on keyword_terms answer that, ANDed (of each group's GROUP_TERMS rarest terms),
+# reading only the memories that hold them all (OFFSET 0 keeps the namespace's conditions
+# out of the index scan, as in the keyword arm), and each is checked for the whole group.
+# A small namespace's narrow copies (memory_keywords) are read through its primary key
+# instead, each checked for the whole group (coalesce keeps the check off the GIN index,
+# whose posting lists hold every namespace's memories): ~0.25 us a memory, where the exact
+# scan it spares reads the memory's own row and compares embeddings (English sentences
+# beside 3,000: the check 3.33 -> 2.10 ms p50, an observe's database CPU -19% to -25%;
+# benchmarks/README item 43).
 #
 # In a namespace of any size, a word group that holds a word no live memory of the
 # namespace holds (its document frequency is 0, and the frequencies count exactly the
 # live memories' terms) cannot be held whole, so a claim with such a word in every group
-# is searched for no further: in a small namespace the exact scan of every memory of the
-# claim's type is skipped, in a large one the posting lists. It pays where claims bring
+# is searched for no further, from the document frequencies alone: neither the small
+# namespace's copies nor the large one's posting lists are read. It pays where claims bring
 # new words; English sentences into 3,000 of their kind rarely do (the check itself 2.61
-# -> 2.55 ms p50, 3.08 -> 2.80 mean; benchmarks/README item 42).
+# -> 2.55 ms p50, 3.08 -> 2.80 mean, when it spared the exact scan; benchmarks/README
+# item 42).
 _NEAR_DUPLICATES = f"""
 WITH size AS (
     SELECT coalesce(sum(s.df), 0) AS n FROM keyword_stats s
@@ -455,22 +462,29 @@ x AS (
       AND (NOT x.worded OR (
         SELECT true FROM unnest(%(group_of)s::int[], %(groups)s::text[]) AS g(ord, terms)
         CROSS JOIN LATERAL (
-            SELECT array_agg(r.term) AS terms, min(r.df) AS least_df FROM (
+            SELECT array_agg(r.term) AS terms, min(r.df) AS least_df, g.terms::int[] AS whole
+            FROM (
                 SELECT t.term, (SELECT coalesce(sum(s.df), 0) FROM keyword_stats s
                                 WHERE s.namespace = %(ns)s AND s.term = t.term) AS df
                 FROM unnest(g.terms::int[]) AS t(term)
                 ORDER BY 2 LIMIT %(group_terms)s) r
         ) rare
         WHERE g.ord = x.ord AND rare.least_df > 0
-          AND CASE WHEN (SELECT n FROM size) <= %(exact_max)s THEN true ELSE EXISTS (
+          AND CASE WHEN (SELECT n FROM size) <= %(exact_max)s THEN EXISTS (
+            SELECT 1 FROM memory_keywords m
+            WHERE m.namespace = %(ns)s AND m.live
+              AND m.memory_type = x.memory_type
+              AND (m.expires_at IS NULL OR m.expires_at > now())
+              AND coalesce(m.keyword_terms, '{{}}') @> rare.whole) ELSE EXISTS (
             SELECT 1 FROM (
-                SELECT m.namespace, m.live, m.memory_type, m.expires_at
+                SELECT m.namespace, m.live, m.memory_type, m.expires_at, m.keyword_terms
                 FROM memory_keywords m
                 WHERE {{same_shard}}m.keyword_terms @> rare.terms OFFSET 0
             ) m
             WHERE m.namespace = %(ns)s AND m.live
               AND m.memory_type = x.memory_type
               AND (m.expires_at IS NULL OR m.expires_at > now())
+              AND m.keyword_terms @> rare.whole
             LIMIT 1) END
         LIMIT 1) IS NOT NULL)
 )
