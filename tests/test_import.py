@@ -128,6 +128,34 @@ def test_import_reads_standard_input(fresh_db: str, redis_url: str) -> None:
     assert hits[0]["key"] == "k2"
 
 
+def test_an_import_leaves_one_document_frequency_row_a_term(fresh_db: str, tmp_path: Path) -> None:
+    """Every chunk and every import writes a row per term it holds; recall sums a term's
+    rows on every query (~200 of them for a common term after a 1M import). The import
+    merges them as it finishes, with the sums unchanged."""
+    for part in range(3):
+        rows = [
+            {"key": f"fact.{part}.{i}", "value": f"tomatoes grow in bed {part} row {i}"}
+            for i in range(20)
+        ]
+        out = hindsight(
+            "import",
+            str(write(tmp_path / f"m{part}.jsonl", rows)),
+            "--namespace",
+            "garden",
+            database_url=fresh_db,
+        )
+        assert out.returncode == 0, out.stderr
+    with psycopg.connect(fresh_db) as conn:
+        rows_a_term = conn.execute(
+            "SELECT count(*), count(DISTINCT term) FROM keyword_stats WHERE namespace = 'garden'"
+        ).fetchone()
+        documents = conn.execute(
+            "SELECT sum(df) FROM keyword_stats WHERE namespace = 'garden' AND term = 0"
+        ).fetchone()
+    assert rows_a_term is not None and rows_a_term[0] == rows_a_term[1]
+    assert documents == (60,)
+
+
 def test_an_interleaved_import_keeps_each_namespace_on_its_own_pages(
     fresh_db: str, tmp_path: Path
 ) -> None:
