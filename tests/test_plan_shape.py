@@ -406,8 +406,8 @@ def test_a_large_namespaces_graph_is_walked_only_for_claims_with_a_twin_in_words
 
 def test_a_small_namespace_is_scanned_only_for_claims_whose_words_it_holds(big_db: str) -> None:
     """A small namespace is searched exactly, every memory of the claim's type read and
-    compared: a third of an observe's database time at 3,000 memories. Only a claim some
-    memory holds one of the word groups of whole can have a twin: the narrow copies of the
+    compared: a third of an observe's database time at 3,000 memories. Only a claim of
+    which some memory holds a whole word group can have a twin: the narrow copies of the
     keyword columns say which, and a claim with a word no memory of the namespace holds in
     each of its groups is settled by the document frequencies without reading either."""
     stored, nodes = twin_check_nodes(big_db, "tiny")
