@@ -2,7 +2,7 @@
 
     python -m benchmarks.recall_ab --keep DIR [--corpora madeup,zipf,english] [--size 100000] \
         [--queries 300] [--quality 150] [--baseline HINDSIGHT_HNSW_EF_SEARCH=100] \
-        [--baseline-src /path/to/other/checkout/src]
+        [--baseline-src /path/to/other/checkout/src] [--turns 7]
 
 Each corpus of `benchmarks.corpora` is loaded into one namespace of `--size` memories by
 the bulk import the matrix uses (kept in DIR under the matrix's database names, so
@@ -16,7 +16,10 @@ call leaves warm (pages, the embedding cache) fall on both alike; each is warmed
 with as many other queries from the same distribution. Beside the latencies, the
 service's own Server-Timing (db, and the app's whole time) and the quality of each
 variant's settings: the share of the exact fused top 10 (the same ranking with every
-arm searched exactly) its answers find (`benchmarks.perf.hnsw_quality`).
+arm searched exactly) its answers find (`benchmarks.perf.hnsw_quality`). `--turns N` asks
+each query as the latest user turn of a conversation (`context`: N earlier turns, the
+corpus's own sentences), as an agent recalls with the dialogue so far; quality is then not
+measured (the exact search it compares with asks plain queries).
 Writes results/recall_ab.md.
 """
 
@@ -26,6 +29,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import random
 import statistics
 import sys
 import time
@@ -81,9 +85,9 @@ def settings_of(env: dict[str, str]) -> Settings:
     )
 
 
-def recall(client: LightClient, ns: str, q: str) -> tuple[float, dict[str, float]]:
+def recall(client: LightClient, ns: str, body: dict[str, Any]) -> tuple[float, dict[str, float]]:
     start = time.perf_counter()
-    reply = client.post(f"/v1/namespaces/{ns}/recall", json={"query": q, "k": 10})
+    reply = client.post(f"/v1/namespaces/{ns}/recall", json={**body, "k": 10})
     took = time.perf_counter() - start
     if reply.status_code >= 300:
         raise RuntimeError(f"{reply.status_code}: {reply.text[:200]}")
@@ -103,7 +107,9 @@ def cpu_seconds(svc: Service) -> float:
 
 
 def interleaved(
-    services: dict[str, Service], queries: list[tuple[str, str]], warm: list[tuple[str, str]]
+    services: dict[str, Service],
+    queries: list[tuple[str, dict[str, Any]]],
+    warm: list[tuple[str, dict[str, Any]]],
 ) -> dict[str, dict[str, Any]]:
     names = list(services)
     clients = {name: svc.light_client() for name, svc in services.items()}
@@ -149,7 +155,9 @@ def run_corpus(
     cell = Cell(name, "import", 1, args.size)
     settings = Settings(api_key=SecretStr("x" * 20), data_dir=s.root)
     asked = [(namespace_of(0, 1), q) for q in corpus.queries(2 * args.queries)]
-    queries, warm = asked[: args.queries], asked[args.queries :]
+    queries = asked[: args.queries]
+    bodies = conversations(corpus, [q for _, q in asked], args.turns)
+    ns = namespace_of(0, 1)
     with cell_database(s, cell, True) as (url, fresh):
         if fresh:
             print(f"[{name}] loading {args.size:,} ...", flush=True)
@@ -161,17 +169,44 @@ def run_corpus(
             variant(url, s.redis_url, baseline, args.baseline_src) as before,
             variant(url, s.redis_url, {}, None) as after,
         ):
-            times = interleaved({"before": before, "after": after}, queries, warm)
+            times = interleaved(
+                {"before": before, "after": after},
+                [(ns, b) for b in bodies[: args.queries]],
+                [(ns, b) for b in bodies[args.queries :]],
+            )
         load_average = round(os.getloadavg()[0], 1)
+        # the exact search it compares with asks plain queries
         quality = {
             label: asyncio.run(hnsw_quality(url, queries[: args.quality], settings_of(env), {}))[
                 "answers"
             ]
+            if not args.turns
+            else float("nan")
             for label, env in (("before", baseline), ("after", {}))
         }
     out = {"times": times, "quality": quality, "load_average": load_average}
     print(f"[{name}] {out}", flush=True)
     return out
+
+
+def conversations(corpus: Any, queries: list[str], turns: int) -> list[dict[str, Any]]:
+    """Each query as the request body: alone, or (`turns`) as the latest user turn of a
+    conversation whose earlier turns, user and assistant in turn, are the corpus's own
+    sentences (drawn past the memories' first 10,000, the same for every run)."""
+    if not turns:
+        return [{"query": q} for q in queries]
+    rng = random.Random(33)
+    said = [m["value"] for m in corpus.memories(10_000 + 2_000)][10_000:]
+    return [
+        {
+            "query": q,
+            "context": [
+                {"role": "user" if (turns - i) % 2 == 0 else "assistant", "content": line}
+                for i, line in enumerate(rng.sample(said, turns))
+            ],
+        }
+        for q in queries
+    ]
 
 
 def report(results: dict[str, dict[str, Any]], args: argparse.Namespace, argv: list[str]) -> str:
@@ -184,6 +219,14 @@ def report(results: dict[str, dict[str, Any]], args: argparse.Namespace, argv: l
         f"`python -m benchmarks.recall_ab {' '.join(argv)}` on a 2-core machine shared with",
         f"other work; one namespace of {args.size:,} memories per corpus (bulk import,",
         f"analyzed), built-in embedder, k=10, {args.queries} queries each sent to both",
+        *(
+            [
+                f"as the latest user turn of a conversation of {args.turns + 1} turns (the",
+                "earlier ones the corpus's own sentences),",
+            ]
+            if args.turns
+            else []
+        ),
         "services in alternating order over keep-alive HTTP, one worker each. Before:",
         f"{before}; after: this checkout's defaults. ms; db and app are the service's",
         "Server-Timing p50s (the arms' SQL as it awaited them, and its whole time), outside",
@@ -191,7 +234,8 @@ def report(results: dict[str, dict[str, Any]], args: argparse.Namespace, argv: l
         "the service process's CPU time (user + system) over the timed queries per recall,",
         "background work included. Quality: the",
         "share of the exact fused top 10 (every arm searched exactly, same ranking) the",
-        f"answers find, over the first {args.quality} queries. Target: p50 ≤ 5 ms.",
+        f"answers find, over the first {args.quality} queries (plain queries only). Target: "
+        "p50 ≤ 5 ms.",
         "",
         "| corpus | variant | recall p50 | p99 | db p50 | app p50 | outside app | worker CPU "
         "| p50 after / before | p99 after / before | quality | load avg |",
@@ -227,6 +271,12 @@ def main() -> None:
         " the default before issue 33); repeat for more",
     )
     parser.add_argument("--baseline-src", help="the baseline runs this src directory's code")
+    parser.add_argument(
+        "--turns",
+        type=int,
+        default=0,
+        help="ask each query after this many earlier turns of a conversation (`context`)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "recall_ab.md")
     args = parser.parse_args()
     pairs = args.baseline if args.baseline is not None else ["HINDSIGHT_HNSW_EF_SEARCH=100"]

@@ -4,6 +4,7 @@ that says something, when the query itself names little more than a person."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -142,6 +143,64 @@ def test_recall_keeps_each_specificity_and_reads_it_back_while_it_holds(
     assert specificity("D1:1") != pytest.approx(0.01)
 
 
+CONVERSATION = [
+    {"role": "user", "content": "Mia sent photos from the weekend"},
+    {"role": "assistant", "content": "Oh nice, what were they of?"},
+]
+LATEST = "the beagle they adopted, she chewed a slipper already"
+
+
+def test_a_conversation_reads_each_memorys_keyword_mass_back_while_it_holds(
+    api: Api, migrated: str
+) -> None:
+    """A conversation's keyword score is the share of the memory's BM25 mass it holds. The
+    mass is kept with the specificity, under its rules, and read back: an operator's edit
+    shows through until the memory changes, while a question's score never used it."""
+    api.observe(*dialogue())
+
+    def keyword(key: str, **asked: object) -> float:
+        results = api.recall(LATEST, k=25, **asked)["results"]
+        return float(next(r for r in results if r["key"] == key)["components"]["keyword"])
+
+    def mass(key: str) -> float | None:
+        rows = sql(
+            migrated,
+            "SELECT a.keyword_mass FROM memory_access a JOIN long_term_memory m "
+            "ON m.namespace = a.namespace AND m.id = a.memory_id "
+            "WHERE m.namespace = %s AND m.mem_key = %s AND m.status = 'active'",
+            api.ns,
+            key,
+        )
+        return rows[0][0] if rows else None
+
+    computed = keyword("D5:1", context=CONVERSATION)
+    assert computed > 0
+    wait_until(lambda: mass("D5:1") is not None, "the keyword masses to be kept")
+    kept = mass("D5:1")
+    assert kept is not None and kept > 0
+    assert keyword("D5:1", context=CONVERSATION) == pytest.approx(computed, abs=1e-6)
+    question = dict(query="did Mia adopt a beagle?", k=25)
+    asked = {r["key"]: r for r in api.recall(**question)["results"]}["D5:1"]
+
+    sql(
+        migrated,
+        "UPDATE memory_access a SET keyword_mass = keyword_mass * 2 FROM long_term_memory m "
+        "WHERE m.namespace = a.namespace AND m.id = a.memory_id "
+        "AND m.namespace = %s AND m.mem_key = %s",
+        api.ns,
+        "D5:1",
+    )
+    assert keyword("D5:1", context=CONVERSATION) == pytest.approx(computed / 2, abs=1e-6)
+    again = {r["key"]: r for r in api.recall(**question)["results"]}["D5:1"]
+    assert again["components"]["keyword"] == pytest.approx(asked["components"]["keyword"])
+
+    # the memory changed: computed again, from its new words
+    api.observe({"key": "D5:1", "value": SAID + " and then dug up the garden"})
+    changed = keyword("D5:1", context=CONVERSATION)
+    assert changed != pytest.approx(computed / 2, rel=1e-3)
+    wait_until(lambda: mass("D5:1") not in (None, 2 * kept), "the new mass to be kept")
+
+
 def test_maintenance_computes_specificities_ahead_of_recall(
     pg_url: str, template: str, redis_url: str, ns: str
 ) -> None:
@@ -172,6 +231,21 @@ def test_maintenance_computes_specificities_ahead_of_recall(
         assert [p.specificities_kept for p in passes] == [10, 10, 5, 0]
         ahead = kept()
         assert None not in ahead.values()
+        masses = sql(
+            fresh_db,
+            "SELECT count(*) FROM memory_access WHERE namespace = %s AND keyword_mass > 0",
+            ns,
+        )
+        assert masses[0][0] == 25
+        # a conversation reads them (none computed): the same scores as computing them
+        ahead_scores = keywords(api.recall(LATEST, context=CONVERSATION, k=25)["results"])
+        sql(
+            fresh_db,
+            "UPDATE memory_access SET keyword_mass = 2 * keyword_mass WHERE namespace = %s",
+            ns,
+        )
+        doubled = keywords(api.recall(LATEST, context=CONVERSATION, k=25)["results"])
+        assert doubled == pytest.approx({k: v / 2 for k, v in ahead_scores.items()}, abs=1e-6)
 
         # what recall computes itself, once the kept values are too old to use
         sql(
@@ -184,6 +258,12 @@ def test_maintenance_computes_specificities_ahead_of_recall(
         assert len(results) == 25
         for r in results:
             assert r["components"]["specificity"] == pytest.approx(ahead[r["key"]], abs=1e-6)
+        computed = keywords(api.recall(LATEST, context=CONVERSATION, k=25)["results"])
+        assert computed == pytest.approx(ahead_scores, abs=1e-6)
+
+
+def keywords(results: list[dict[str, Any]]) -> dict[str, float]:
+    return {r["key"]: r["components"]["keyword"] for r in results}
 
 
 async def maintenance_pass(settings: Settings, url: str) -> PurgeReport:

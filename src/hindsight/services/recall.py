@@ -41,7 +41,7 @@ from hindsight.stores import recall_log, search as store
 from hindsight.stores.filters import MemoryFilter
 from hindsight.stores.reads import ReadRouter
 from hindsight.stores.recall_log import RecallEntry
-from hindsight.stores.specificity import Specificities
+from hindsight.stores.specificity import Kept, Specificities
 from hindsight.text import anchored, timeexpr
 from hindsight.text.conversation import Turn
 from hindsight.text.timeexpr import TimeWindow
@@ -341,17 +341,17 @@ class RecallService:
         return Ranking(ranked, skipped)
 
     def _keep_specificities(self, namespace: str, found: list[list[dict[str, Any]]]) -> None:
-        """The specificities the statements computed (not read back), for the recorder to
-        store: the next recall of those memories reads them instead (stores.search)."""
+        """The specificities and keyword masses the statements computed (not read back),
+        for the recorder to store: the next recall of those memories reads them instead
+        (stores.search)."""
         fresh: Specificities = {}
         for rows in found:
             for row in rows:
                 corpus_n = row.pop("corpus_n")
-                if row.pop("specificity_new") and row["specificity"] is not None:
-                    fresh[(namespace, row["id"])] = (
-                        row["specificity"],
-                        corpus_n,
-                        row["updated_at"],
+                terms = row.pop("terms")
+                if row.pop("terms_new") and terms is not None and terms[0] is not None:
+                    fresh[(namespace, row["id"])] = Kept(
+                        terms[0], terms[1], corpus_n, row["updated_at"]
                     )
         if fresh:
             self._recorder.keep_specificities(fresh)

@@ -164,53 +164,59 @@ arm AS (
 # beside the vector arm (MADial-Bench, built-in embedder: R@5 0.41 in Chinese against 0.57
 # for the keyword arm alone). For a conversation (`keyword_of_memory`) the score is the
 # share of the memory's own BM25 mass (its terms' IDFs by their weights) that the
-# conversation holds: how much of the memory it talks about. That takes one probe of the
-# document frequencies per term of each candidate, as specificity does, only then.
+# conversation holds: how much of the memory it talks about.
 #
 # Each candidate also carries its specificity: the mean IDF of its own terms, as a share of
-# the IDF of a term only one memory holds (0..1; NULL for a memory without terms). Computing
-# it takes one probe of the document frequencies per term (~200 a statement), so recall
-# keeps what it computed in memory_access (stores.specificity) and reads it back while it
-# holds: the memory unchanged since, computed within the hour, its namespace within a
-# quarter of that size (migration 0023; measured at 100k: 1.2 ms of the two statements'
-# 7.1). `specificity_new` marks the ones computed here, for the service to keep. None at
-# all when specificity is off (HINDSIGHT_SPECIFICITY_WEIGHT=0).
+# the IDF of a term only one memory holds (0..1; NULL for a memory without terms). The
+# specificity and the mass both take one probe of the document frequencies per term of the
+# memory (~15 a candidate, ~300 a statement), so they are computed together from one set of
+# probes, and recall keeps them in memory_access (stores.specificity) and reads them back
+# while they hold: the memory unchanged since, computed within the hour, its namespace
+# within a quarter of that size (migrations 0023, 0041; measured at 100k: the specificity
+# 1.2 ms of the two statements' 7.1; the mass, for a conversation of 8 turns, 1.6-1.8 ms of
+# each arm's execution). `terms` is the pair (specificity, mass) and `terms_new` marks the
+# pairs computed here, for the service to keep. Nothing is computed for a question when
+# specificity is off (HINDSIGHT_SPECIFICITY_WEIGHT=0); the specificity is then NULL.
 _SCORING = """
 SELECT m.* FROM arm CROSS JOIN LATERAL (
     SELECT {columns},
            1 - (m.embedding <=> %(qvec)s::halfvec) AS similarity,
            CASE WHEN (SELECT norm FROM qvec) > 0 AND NOT %(keyword_of_memory)s
                 THEN -(m.keywords <#> (SELECT v FROM qvec)) / (SELECT norm FROM qvec)
-                WHEN (SELECT norm FROM qvec) > 0 THEN coalesce(
-                    -(m.keywords <#> (SELECT v FROM qvec)) / nullif(-(m.keywords <#> (
-                        SELECT ('{' || string_agg((d.term + 1)::text || ':' || d.idf::text,
-                                                  ',' ORDER BY d.term)
-                                || '}/%(kdims)s')::sparsevec
-                        FROM (SELECT s.term,
-                                     ln(1 + greatest((SELECT n FROM corpus) - sum(s.df) + 0.5, 0)
-                                            / (sum(s.df) + 0.5)) AS idf
-                              FROM keyword_stats s
-                              WHERE s.namespace = %(ns)s AND s.term = ANY(m.keyword_terms)
-                              GROUP BY s.term) d
-                        WHERE d.idf > 0)), 0), 0)
+                WHEN (SELECT norm FROM qvec) > 0
+                THEN coalesce(-(m.keywords <#> (SELECT v FROM qvec)) / nullif(t.terms[2], 0), 0)
                 ELSE 0 END AS keyword,
-           coalesce(kept.specificity, CASE WHEN %(specificity)s THEN (
-               SELECT avg(ln(1 + greatest((SELECT n FROM corpus) - d.df + 0.5, 0) / (d.df + 0.5)))
-                      / ln(1 + greatest((SELECT n FROM corpus) - 0.5, 0.5) / 1.5)
-               FROM (SELECT sum(s.df)::float8 AS df FROM keyword_stats s
-                     WHERE s.namespace = %(ns)s AND s.term = ANY(m.keyword_terms)
-                     GROUP BY s.term) d) END) AS specificity,
-           %(specificity)s AND kept.specificity IS NULL AS specificity_new,
+           CASE WHEN %(specificity)s THEN t.terms[1] END AS specificity,
+           t.terms,
+           t.terms_new,
            (SELECT n FROM corpus)::bigint AS corpus_n
     FROM {candidates} m
     LEFT JOIN memory_access a ON a.namespace = m.namespace AND a.memory_id = m.id
     CROSS JOIN LATERAL (
-        SELECT CASE WHEN %(specificity)s AND a.specificity_of = m.updated_at
+        SELECT CASE WHEN a.specificity_of = m.updated_at
                      AND a.specificity_at > now() - interval '1 hour'
                      AND a.specificity_n BETWEEN (SELECT n FROM corpus) * 0.8
                                              AND (SELECT n FROM corpus) * 1.25
-                    THEN a.specificity END AS specificity
+                     AND a.keyword_mass IS NOT NULL
+                    THEN ARRAY[a.specificity, a.keyword_mass] END AS terms
     ) kept
+    CROSS JOIN LATERAL (
+        SELECT coalesce(kept.terms, CASE WHEN %(specificity)s OR %(keyword_of_memory)s THEN (
+                   SELECT ARRAY[
+                       avg(d.idf) / ln(1 + greatest((SELECT n FROM corpus) - 0.5, 0.5) / 1.5),
+                       coalesce(-(m.keywords <#> ('{' || string_agg(
+                           (d.term + 1)::text || ':' || d.idf::text, ',' ORDER BY d.term
+                       ) FILTER (WHERE d.idf > 0) || '}/%(kdims)s')::sparsevec), 0)]
+                   FROM (SELECT s.term,
+                                ln(1 + greatest((SELECT n FROM corpus) - sum(s.df) + 0.5, 0)
+                                       / (sum(s.df) + 0.5)) AS idf
+                         FROM keyword_stats s
+                         WHERE s.namespace = %(ns)s AND s.term = ANY(m.keyword_terms)
+                         GROUP BY s.term) d) END) AS terms,
+               kept.terms IS NULL AND (%(specificity)s OR %(keyword_of_memory)s) AS terms_new
+        -- kept apart: pulled up, each use of `terms` would run the probes again
+        OFFSET 0
+    ) t
     {probe}OFFSET 0
 ) m
 """

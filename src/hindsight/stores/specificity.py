@@ -5,38 +5,53 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import datetime
+from typing import NamedTuple
 
 import psycopg
 
 from hindsight.db.pool import Connection
 from hindsight.stores.grouping import by_namespace
+from hindsight.text.tokenize import KEYWORD_DIMENSIONS
 
-# by (namespace, memory id): (specificity, the namespace's size then, the memory's updated_at)
-Specificities = dict[tuple[str, uuid.UUID], tuple[float, int, datetime]]
+
+class Kept(NamedTuple):
+    """What recall computed of a memory's terms, and what it was computed from."""
+
+    specificity: float
+    keyword_mass: float
+    namespace_size: int  # the namespace's memories then
+    of: datetime  # the memory's updated_at then
+
+
+Specificities = dict[tuple[str, uuid.UUID], Kept]
 
 
 async def remember(conn: Connection, found: Specificities) -> None:
-    """Store each memory's specificity beside its access counts; sorted so concurrent
-    flushers lock rows in one order, and memories deleted since skipped. Run it in a
-    transaction: it waits at most 50 ms for a row lock, so a deadlock with a deletion
+    """Store each memory's specificity and keyword mass beside its access counts; sorted so
+    concurrent flushers lock rows in one order, and memories deleted since skipped. Run it
+    in a transaction: it waits at most 50 ms for a row lock, so a deadlock with a deletion
     costs this cache write, never the deletion."""
     await conn.execute("SET LOCAL lock_timeout = '50ms'")
     for namespace, ids in by_namespace(found):
+        kept = [found[(namespace, i)] for i in ids]
         await conn.execute(
-            "INSERT INTO memory_access AS a "
-            "(namespace, memory_id, specificity, specificity_n, specificity_of, specificity_at) "
-            "SELECT m.namespace, m.id, d.s, d.n, d.of, now() "
-            "FROM unnest(%s::uuid[], %s::float8[], %s::bigint[], %s::timestamptz[]) "
-            "AS d(id, s, n, of) JOIN long_term_memory m ON m.namespace = %s AND m.id = d.id "
+            "INSERT INTO memory_access AS a (namespace, memory_id, specificity, keyword_mass, "
+            "specificity_n, specificity_of, specificity_at) "
+            "SELECT m.namespace, m.id, d.s, d.mass, d.n, d.of, now() "
+            "FROM unnest(%s::uuid[], %s::float8[], %s::float8[], %s::bigint[], "
+            "%s::timestamptz[]) AS d(id, s, mass, n, of) "
+            "JOIN long_term_memory m ON m.namespace = %s AND m.id = d.id "
             "ORDER BY m.id "
             "ON CONFLICT (namespace, memory_id) DO UPDATE SET "
-            "specificity = excluded.specificity, specificity_n = excluded.specificity_n, "
+            "specificity = excluded.specificity, keyword_mass = excluded.keyword_mass, "
+            "specificity_n = excluded.specificity_n, "
             "specificity_of = excluded.specificity_of, specificity_at = excluded.specificity_at",
             (
                 ids,
-                [found[(namespace, i)][0] for i in ids],
-                [found[(namespace, i)][1] for i in ids],
-                [found[(namespace, i)][2] for i in ids],
+                [k.specificity for k in kept],
+                [k.keyword_mass for k in kept],
+                [k.namespace_size for k in kept],
+                [k.of for k in kept],
                 namespace,
             ),
         )
@@ -64,36 +79,49 @@ WITH corpus AS (
     WHERE s.namespace = %(ns)s AND s.term = 0
 ),
 due AS (
-    SELECT m.id, m.keyword_terms, m.updated_at FROM long_term_memory m
+    SELECT m.id, m.keywords, m.keyword_terms, m.updated_at FROM long_term_memory m
     LEFT JOIN memory_access a ON a.namespace = m.namespace AND a.memory_id = m.id
     WHERE m.namespace = %(ns)s AND m.id = ANY(%(ids)s::uuid[]) AND m.live
       AND NOT coalesce(a.specificity_of = m.updated_at
                        AND a.specificity_at > now() - interval '30 minutes'
                        AND a.specificity_n BETWEEN (SELECT n FROM corpus) * 0.9
-                                               AND (SELECT n FROM corpus) * 1.1, false)
+                                               AND (SELECT n FROM corpus) * 1.1
+                       AND a.keyword_mass IS NOT NULL, false)
 ),
-dfs AS (
-    SELECT s.term, sum(s.df)::float8 AS df FROM keyword_stats s
+idfs AS (
+    SELECT s.term,
+           ln(1 + greatest((SELECT n FROM corpus) - sum(s.df) + 0.5, 0) / (sum(s.df) + 0.5))
+           AS idf
+    FROM keyword_stats s
     WHERE s.namespace = %(ns)s
       AND s.term = ANY(ARRAY(SELECT DISTINCT t.term FROM due d, unnest(d.keyword_terms) t(term)))
     GROUP BY s.term
 ),
 computed AS (
-    SELECT d.id, d.updated_at,
-           avg(ln(1 + greatest((SELECT n FROM corpus) - f.df + 0.5, 0) / (f.df + 0.5)))
-           / ln(1 + greatest((SELECT n FROM corpus) - 0.5, 0.5) / 1.5) AS specificity
-    FROM due d CROSS JOIN LATERAL unnest(d.keyword_terms) AS t(term)
-    JOIN dfs f ON f.term = t.term
-    GROUP BY d.id, d.updated_at
+    SELECT g.id, g.updated_at, g.specificity, coalesce(-(d.keywords <#> g.idfs), 0) AS mass
+    FROM (
+        SELECT d.id, d.updated_at,
+               avg(f.idf) / ln(1 + greatest((SELECT n FROM corpus) - 0.5, 0.5) / 1.5)
+               AS specificity,
+               ('{' || string_agg((f.term + 1)::text || ':' || f.idf::text, ',' ORDER BY f.term)
+                       FILTER (WHERE f.idf > 0)
+                || '}/%(kdims)s')::sparsevec AS idfs
+        FROM due d CROSS JOIN LATERAL unnest(d.keyword_terms) AS t(term)
+        JOIN idfs f ON f.term = t.term
+        GROUP BY d.id, d.updated_at
+    ) g
+    JOIN due d ON d.id = g.id
 )
 INSERT INTO memory_access AS a
-    (namespace, memory_id, specificity, specificity_n, specificity_of, specificity_at)
-SELECT %(ns)s, c.id, c.specificity, (SELECT n FROM corpus)::bigint, c.updated_at, now()
+    (namespace, memory_id, specificity, keyword_mass, specificity_n, specificity_of,
+     specificity_at)
+SELECT %(ns)s, c.id, c.specificity, c.mass, (SELECT n FROM corpus)::bigint, c.updated_at, now()
 FROM computed c WHERE c.specificity IS NOT NULL ORDER BY c.id
 ON CONFLICT (namespace, memory_id) DO UPDATE SET
-    specificity = excluded.specificity, specificity_n = excluded.specificity_n,
-    specificity_of = excluded.specificity_of, specificity_at = excluded.specificity_at
-"""
+    specificity = excluded.specificity, keyword_mass = excluded.keyword_mass,
+    specificity_n = excluded.specificity_n, specificity_of = excluded.specificity_of,
+    specificity_at = excluded.specificity_at
+""".replace("%(kdims)s", str(KEYWORD_DIMENSIONS))
 
 
 # where a walk over the memories starts (and starts again after the last)

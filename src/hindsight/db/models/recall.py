@@ -104,6 +104,12 @@ memory_access = Table(
     _timestamp(
         "specificity_at", "When the specificity was computed.", nullable=True, default=False
     ),
+    Column(
+        "keyword_mass",
+        Float,
+        comment="The memory's BM25 mass (its keyword weights by each term's IDF) as recall "
+        "last computed it, with the specificity and under the same specificity_* columns.",
+    ),
     PrimaryKeyConstraint("namespace", "memory_id", name="pk_memory_access"),
     comment="Recall counts, apart from the memories: a recall then rewrites a narrow row "
     "here instead of a memory row with its vectors.",
