@@ -201,6 +201,42 @@ def test_a_conversation_reads_each_memorys_keyword_mass_back_while_it_holds(
     wait_until(lambda: mass("D5:1") not in (None, 2 * kept), "the new mass to be kept")
 
 
+def test_specificities_kept_before_the_keyword_mass_still_serve_questions(
+    api: Api, migrated: str
+) -> None:
+    """Specificities kept before migration 0041 carry no keyword mass: a question reads
+    them as it did (no recall computes them all again after the upgrade), a conversation
+    computes both and keeps them."""
+    api.observe(*dialogue())
+    computed = {r["key"]: r for r in api.recall(LATEST, context=CONVERSATION, k=25)["results"]}
+
+    def kept() -> list[tuple[float | None, float | None]]:
+        return sql(
+            migrated,
+            "SELECT a.specificity, a.keyword_mass FROM memory_access a "
+            "JOIN long_term_memory m ON m.namespace = a.namespace AND m.id = a.memory_id "
+            "WHERE m.namespace = %s AND m.mem_key = 'D5:1'",
+            api.ns,
+        )
+
+    wait_until(lambda: kept() and kept()[0][1] is not None, "the masses to be kept")
+    sql(
+        migrated,
+        "UPDATE memory_access SET specificity = 0.01, keyword_mass = NULL WHERE namespace = %s",
+        api.ns,
+    )
+    asked = {r["key"]: r for r in api.recall("what did Mia do?", k=25)["results"]}
+    assert asked["D5:1"]["components"]["specificity"] == pytest.approx(0.01)
+    again = {r["key"]: r for r in api.recall(LATEST, context=CONVERSATION, k=25)["results"]}
+    assert again["D5:1"]["components"]["keyword"] == pytest.approx(
+        computed["D5:1"]["components"]["keyword"], abs=1e-6
+    )
+    assert again["D5:1"]["components"]["specificity"] == pytest.approx(
+        computed["D5:1"]["components"]["specificity"], abs=1e-6
+    )
+    wait_until(lambda: kept()[0][1] is not None, "the conversation's masses to be kept")
+
+
 def test_maintenance_computes_specificities_ahead_of_recall(
     pg_url: str, template: str, redis_url: str, ns: str
 ) -> None:

@@ -15,9 +15,9 @@ computed from one set of probes and kept together, under the specificity's rules
 memory unchanged since, computed within the hour, its namespace within a quarter of that
 size), by recall and by the maintenance pass that computes specificities ahead of it.
 
-Cost: one nullable column, no rewrite. Kept values without a mass (all of them, at the
-upgrade) count as missing: the next recall of each memory, or the maintenance pass,
-computes both again.
+Cost: one nullable column, no rewrite. A question reads the specificities kept before the
+upgrade as it did; for a conversation a kept value without a mass counts as missing, and
+its recall, or the maintenance pass walking the memories, computes both again.
 """
 
 from __future__ import annotations

@@ -197,7 +197,8 @@ SELECT m.* FROM arm CROSS JOIN LATERAL (
                      AND a.specificity_at > now() - interval '1 hour'
                      AND a.specificity_n BETWEEN (SELECT n FROM corpus) * 0.8
                                              AND (SELECT n FROM corpus) * 1.25
-                     AND a.keyword_mass IS NOT NULL
+                     -- kept before 0041 without the mass: a question has no use for it
+                     AND (a.keyword_mass IS NOT NULL OR NOT %(keyword_of_memory)s)
                     THEN ARRAY[a.specificity, a.keyword_mass] END AS terms
     ) kept
     CROSS JOIN LATERAL (
