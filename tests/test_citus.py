@@ -8,6 +8,7 @@ database, `module_db` another one)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import uuid
@@ -17,10 +18,13 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg.rows import dict_row
 
 from hindsight.config import Settings
 from hindsight.db import citus
+from hindsight.db.urls import psycopg_url
 from hindsight.services.roles import Role
+from hindsight.stores import specificity
 from tests.conftest import Api, make_settings
 from tests.support.citus import BIN, Node, PgCluster, log_position, logged, routes
 from tests.support.cli import hindsight
@@ -334,12 +338,23 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
             assert api.recall("which train", k=3, min_importance=0.99)["results"] == []
             long_ago = {"observed_before": "2001-01-01T00:00:00Z"}
             assert api.recall("which train", k=3, **long_ago)["results"] == []
+            # a conversation: its keyword scores are shares of each memory's kept mass
+            said = [
+                {"role": "user", "content": "I commute every day"},
+                {"role": "assistant", "content": "By train or by bus?"},
+            ]
+            talked = api.recall("which train?", k=3, context=said)["results"]
+            assert talked[0]["key"] == "user.commute"
             api.append("s", "one")
             api.append("s", "two")
             wait_until(
-                lambda: api.get(found[0]["id"])["access_count"] == 3, "the recalls are counted"
+                lambda: api.get(found[0]["id"])["access_count"] == 4, "the recalls are counted"
             )
             api.client.close()
+        # what the maintenance pass runs to compute specificities and masses ahead, for
+        # the namespace's memories (the walk that picks them spans namespaces)
+        ids = [uuid.UUID(m["id"]) for m in (found[0], pin, twin)]
+        asyncio.run(refresh_namespace(url, ns, ids))
         statements = logged(coordinator, role, since[coordinator.name])
         with psycopg.connect(migrated, autocommit=True) as conn:
             (home,) = conn.execute(
@@ -386,6 +401,7 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
         "SELECT id, mem_key AS key, mem_value AS value FROM long_term_memory",
         "INSERT INTO long_term_memory",
         "WITH stats AS",
+        "WITH corpus AS",
         "INSERT INTO recall_log",
         "INSERT INTO memory_access",
         "INSERT INTO working_sessions",
@@ -393,7 +409,7 @@ def test_each_statement_of_an_observe_a_recall_and_an_append_runs_on_one_shard(
     ):
         assert any(p.startswith(start) for p in planned), (start, planned)
     searches = [w for worker in workers.values() for w in worker["recall"]]
-    assert len(searches) == 12  # six recalls, two arms each
+    assert len(searches) == 14  # seven recalls, two arms each
     for applied in searches:
         assert applied["hnsw.ef_search"] == str(settings.hnsw_ef_search)
         assert applied["hnsw.iterative_scan"] == "relaxed_order"
@@ -492,6 +508,14 @@ def _seen(api: Api, memory_id: str) -> dict[str, Any]:
         "steps": api.steps("trip"),
         "recall": [(h["key"], h["value"]) for h in hits],
     }
+
+
+async def refresh_namespace(url: str, ns: str, ids: list[uuid.UUID]) -> None:
+    conn = await psycopg.AsyncConnection.connect(
+        psycopg_url(url), autocommit=True, row_factory=dict_row
+    )
+    async with conn:
+        await specificity.refresh_namespace(conn, ns, ids)
 
 
 def test_a_deployment_moves_from_postgresql_to_the_cluster_and_loses_nothing(

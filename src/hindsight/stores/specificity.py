@@ -26,15 +26,16 @@ class Kept(NamedTuple):
 Specificities = dict[tuple[str, uuid.UUID], Kept]
 
 
-async def remember(conn: Connection, found: Specificities) -> None:
+async def remember(conn: Connection, found: Specificities) -> int:
     """Store each memory's specificity and keyword mass beside its access counts; sorted so
     concurrent flushers lock rows in one order, and memories deleted since skipped. Run it
     in a transaction: it waits at most 50 ms for a row lock, so a deadlock with a deletion
-    costs this cache write, never the deletion."""
+    costs this cache write, never the deletion. How many were stored."""
     await conn.execute("SET LOCAL lock_timeout = '50ms'")
+    stored = 0
     for namespace, ids in by_namespace(found):
         kept = [found[(namespace, i)] for i in ids]
-        await conn.execute(
+        cur = await conn.execute(
             "INSERT INTO memory_access AS a (namespace, memory_id, specificity, keyword_mass, "
             "specificity_n, specificity_of, specificity_at) "
             "SELECT m.namespace, m.id, d.s, d.mass, d.n, d.of, now() "
@@ -55,6 +56,8 @@ async def remember(conn: Connection, found: Specificities) -> None:
                 namespace,
             ),
         )
+        stored += cur.rowcount
+    return stored
 
 
 # A maintenance pass computes specificities ahead of recall, so that a memory met for the
@@ -64,7 +67,10 @@ async def remember(conn: Connection, found: Specificities) -> None:
 # last pass stopped, and computes what is missing or older than half recall's hour (or
 # from a namespace size more than a tenth off), one statement a namespace, its document
 # frequencies read once per distinct term: the same formula as stores.search, so recall
-# ranks as if it had computed them itself.
+# ranks as if it had computed them itself. What it computed is stored as recall's are
+# (`remember`): one INSERT ... SELECT did both, and a Citus coordinator could not route
+# it to the namespace's shard (the namespace it inserts is a parameter, not a column of
+# the rows it reads), so it pulled the rows to itself instead.
 _CURSOR = "specificity_cursor"
 
 _RANGE = """
@@ -73,7 +79,7 @@ WHERE (m.namespace, m.id) > (%s, %s::uuid) AND m.live
 ORDER BY m.namespace, m.id LIMIT %s
 """
 
-_REFRESH = """
+_DUE = """
 WITH corpus AS (
     SELECT coalesce(sum(s.df), 0)::float8 AS n FROM keyword_stats s
     WHERE s.namespace = %(ns)s AND s.term = 0
@@ -112,15 +118,8 @@ computed AS (
     ) g
     JOIN due d ON d.id = g.id
 )
-INSERT INTO memory_access AS a
-    (namespace, memory_id, specificity, keyword_mass, specificity_n, specificity_of,
-     specificity_at)
-SELECT %(ns)s, c.id, c.specificity, c.mass, (SELECT n FROM corpus)::bigint, c.updated_at, now()
-FROM computed c WHERE c.specificity IS NOT NULL ORDER BY c.id
-ON CONFLICT (namespace, memory_id) DO UPDATE SET
-    specificity = excluded.specificity, keyword_mass = excluded.keyword_mass,
-    specificity_n = excluded.specificity_n, specificity_of = excluded.specificity_of,
-    specificity_at = excluded.specificity_at
+SELECT c.id, c.specificity, c.mass, (SELECT n FROM corpus)::bigint AS n, c.updated_at
+FROM computed c WHERE c.specificity IS NOT NULL
 """.replace("%(kdims)s", str(KEYWORD_DIMENSIONS))
 
 
@@ -152,16 +151,26 @@ async def refresh(conn: Connection, batch: int) -> int:
         by_ns.setdefault(namespace, []).append(memory_id)
     stored = 0
     for namespace, ids in by_ns.items():
-        try:
-            async with conn.transaction():
-                await conn.execute("SET LOCAL lock_timeout = '50ms'")
-                cur = await conn.execute(_REFRESH, {"ns": namespace, "ids": ids})
-                stored += cur.rowcount
-        except psycopg.errors.LockNotAvailable:
-            continue
+        stored += await refresh_namespace(conn, namespace, ids)
     await conn.execute(
         "INSERT INTO hindsight_meta (name, value) VALUES (%s, %s) "
         "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
         (_CURSOR, json.dumps(list(last))),
     )
     return stored
+
+
+async def refresh_namespace(conn: Connection, namespace: str, ids: list[uuid.UUID]) -> int:
+    """Compute the specificities and masses due among these memories of one namespace, in
+    a transaction of their own; how many were stored (none if a row stayed locked for
+    more than 50 ms: a deletion in flight)."""
+    try:
+        async with conn.transaction():
+            cur = await conn.execute(_DUE, {"ns": namespace, "ids": ids})
+            due = {
+                (namespace, r["id"]): Kept(r["specificity"], r["mass"], r["n"], r["updated_at"])
+                for r in await cur.fetchall()
+            }
+            return await remember(conn, due)
+    except psycopg.errors.LockNotAvailable:
+        return 0
