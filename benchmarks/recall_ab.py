@@ -154,10 +154,9 @@ def run_corpus(
     corpus = CORPORA[name]
     cell = Cell(name, "import", 1, args.size)
     settings = Settings(api_key=SecretStr("x" * 20), data_dir=s.root)
-    asked = [(namespace_of(0, 1), q) for q in corpus.queries(2 * args.queries)]
-    queries = asked[: args.queries]
-    bodies = conversations(corpus, [q for _, q in asked], args.turns)
     ns = namespace_of(0, 1)
+    asked = corpus.queries(2 * args.queries)
+    bodies = conversations(corpus, asked, args.turns)
     with cell_database(s, cell, True) as (url, fresh):
         if fresh:
             print(f"[{name}] loading {args.size:,} ...", flush=True)
@@ -177,9 +176,9 @@ def run_corpus(
         load_average = round(os.getloadavg()[0], 1)
         # the exact search it compares with asks plain queries
         quality = {
-            label: asyncio.run(hnsw_quality(url, queries[: args.quality], settings_of(env), {}))[
-                "answers"
-            ]
+            label: asyncio.run(
+                hnsw_quality(url, [(ns, q) for q in asked[: args.quality]], settings_of(env), {})
+            )["answers"]
             if not args.turns
             else float("nan")
             for label, env in (("before", baseline), ("after", {}))

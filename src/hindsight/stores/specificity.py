@@ -171,6 +171,6 @@ async def refresh_namespace(conn: Connection, namespace: str, ids: list[uuid.UUI
                 (namespace, r["id"]): Kept(r["specificity"], r["mass"], r["n"], r["updated_at"])
                 for r in await cur.fetchall()
             }
-            return await remember(conn, due)
+            return await remember(conn, due) if due else 0
     except psycopg.errors.LockNotAvailable:
         return 0
