@@ -10,9 +10,12 @@ query (the order alternating), twice; its time at the client and its share of th
 BM25 top 10 (over every memory of the namespace holding a query term; tie-safe: a returned
 memory counts when its exact score reaches the 10th exact score). Variants:
 
-- `today`: the service's statement (the rarest terms' postings up to
-  HINDSIGHT_KEYWORD_POSTINGS_BUDGET, each scored from memory_keywords' narrow row; when
-  even the rarest term has more, the memories holding the rarest few together, item 41);
+- `today`: the service's statement (the postings of the terms that weigh most for their
+  postings, up to HINDSIGHT_KEYWORD_POSTINGS_BUDGET, each scored from memory_keywords'
+  narrow row; when even the rarest term has more, the memories holding the rarest few
+  together, item 41);
+- `rarest`: the same, the terms taken rarest first whatever their weight (the order before
+  item 46; a question's terms weigh alike, so only a conversation's differ);
 - `budgetN`: the same with a budget of N postings;
 - `enoughN`: the budget as today, but a commoner term's postings only while the rarer
   terms' hold fewer than N;
@@ -36,7 +39,11 @@ memory counts when its exact score reaches the 10th exact score). Variants:
   past the limit, where today's read the counts per confidence bucket (0037).
 
 With a filter (`--min-confidence`, `--selective`) the exact top 10 is that of the memories
-the filter admits, and every variant applies it.
+the filter admits, and every variant applies it. `--turns N` asks each query as the latest
+user turn after N earlier turns (`benchmarks.recall_ab`'s conversations), its terms weighed
+by their turns as recall weighs them; the arm's candidates and the exact top 10 are by the
+BM25 score (a conversation's final keyword score, the share of each memory's own mass, is
+computed from them and not timed here).
 
 The prototype tables are not maintained by writes; they exist only in the benchmark's
 database, and the report gives the disk each takes beside the memory table's. Writes
@@ -48,6 +55,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import os
 import statistics
 import sys
@@ -58,15 +66,18 @@ from typing import Any
 
 import psycopg
 
-from benchmarks import matrix, perf
+from benchmarks import matrix, perf, recall_ab
 from benchmarks.corpora import CORPORA
 from benchmarks.service_profile import load_if_new
 from benchmarks.stack import stores
 from hindsight.config import Settings
 from hindsight.db.pool import Connection, open_pool
+from hindsight.retrieval.keywords import weighted_query_terms
+from hindsight.retrieval.searched import searched
 from hindsight.stores import narrowing, search as search_store
 from hindsight.stores.filters import FILTER_COLUMNS_SQL, MemoryFilter, filter_sql
 from hindsight.stores.narrowing import UNNARROWED
+from hindsight.text.conversation import Turn
 from hindsight.text.tokenize import KEYWORD_DIMENSIONS
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -195,6 +206,14 @@ _COUNTED_0036 = f"""
                   LIMIT %(exact_max)s + 1) c) <= %(exact_max)s THEN 'confidence'"""
 
 
+# the keyword arm's choice of terms (item 46), and the one before it
+_BY_WEIGHT = """        SELECT q.term, sum(s.df) OVER (ORDER BY q.w / s.df DESC, q.term) AS postings
+        FROM qweights q JOIN stats s ON s.term = q.term
+        WHERE q.term <> 0 AND s.df <= %(budget)s"""
+_RAREST = """        SELECT term, sum(df) OVER (ORDER BY df, term) AS postings
+        FROM stats WHERE term <> 0 AND df > 0"""
+
+
 def statement(variant: str, search: search_store.Search) -> tuple[str, dict[str, Any]]:
     if variant in ("counted", "vector-counted"):
         sql, params = search.statement("vector" if variant == "vector-counted" else "keyword")
@@ -206,6 +225,9 @@ def statement(variant: str, search: search_store.Search) -> tuple[str, dict[str,
         return sql, params
     if variant == "vector":
         return search.statement("vector")
+    if variant == "rarest":
+        assert _BY_WEIGHT in sql
+        return sql.replace(_BY_WEIGHT, _RAREST), params
     if variant.startswith("budget"):
         return sql, {**params, "budget": int(variant.removeprefix("budget"))}
     if variant.startswith("enough"):
@@ -253,13 +275,24 @@ async def exact(conn: Connection, search: search_store.Search) -> tuple[float, i
     return (row["norm"], len(scores), scores[-1]) if scores else None
 
 
+def conversation_search(search: search_store.Search, body: dict[str, Any]) -> search_store.Search:
+    """The search with the terms of the conversation the body makes, weighed by turn."""
+    if not body.get("context"):
+        return search
+    turns = tuple(Turn(t["role"], t["content"]) for t in body["context"])
+    terms, counts = weighted_query_terms(searched(body["query"], turns, True).parts)
+    return dataclasses.replace(search, terms=terms, term_counts=counts)
+
+
 async def compare(
     url: str,
+    corpus: str,
     namespace: str,
     queries: list[str],
     variants: list[str],
     settings: Settings,
     flt: MemoryFilter,
+    turns: int = 0,
 ) -> dict[str, dict[str, float]]:
     pool = await open_pool(settings.model_copy(update={"db_pool_min": 1}), url, search=True)
     times: dict[str, list[float]] = {v: [] for v in variants}
@@ -274,7 +307,10 @@ async def compare(
         if "wide" in variants:
             for sql in WIDE:
                 await conn.execute(sql)  # type: ignore[arg-type]
-        searches = [perf.search_of(namespace, q, settings, flt) for q in queries]
+        searches = [
+            conversation_search(perf.search_of(namespace, body["query"], settings, flt), body)
+            for body in recall_ab.conversations(CORPORA[corpus], queries, turns)
+        ]
         truth = [await exact(conn, s) for s in searches]
         for turn in range(2):
             for i, search in enumerate(searches):
@@ -422,6 +458,12 @@ def main() -> None:
         "100k, z.123 0.11%%)",
     )
     parser.add_argument(
+        "--turns",
+        type=int,
+        default=0,
+        help="ask each query after this many earlier turns of a conversation",
+    )
+    parser.add_argument(
         "--only-common",
         action="store_true",
         help="only queries whose rarest term has more postings than the budget",
@@ -444,10 +486,14 @@ def main() -> None:
             if args.selective:
                 flt = MemoryFilter(min_confidence=SELECTIVE_CONFIDENCE)
                 with confident(url, args.selective):
-                    measured = asyncio.run(compare(url, "bench", queries, variants, settings, flt))
+                    measured = asyncio.run(
+                        compare(url, corpus, "bench", queries, variants, settings, flt, args.turns)
+                    )
             else:
                 flt = MemoryFilter(min_confidence=args.min_confidence)
-                measured = asyncio.run(compare(url, "bench", queries, variants, settings, flt))
+                measured = asyncio.run(
+                    compare(url, corpus, "bench", queries, variants, settings, flt, args.turns)
+                )
             results[cell.name] = {
                 "queries": len(queries),
                 "load": round(os.getloadavg()[0], 1),

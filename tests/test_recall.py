@@ -15,9 +15,11 @@ from pgvector import HalfVector
 
 from hindsight.db.pool import open_pool
 from hindsight.embeddings.builtin import BuiltinEmbedder
-from hindsight.retrieval.keywords import query_terms
+from hindsight.retrieval.keywords import query_terms, weighted_query_terms
+from hindsight.retrieval.searched import searched
 from hindsight.stores import search as search_store
 from hindsight.stores.filters import MemoryFilter
+from hindsight.text.conversation import Turn
 from tests.conftest import Api, make_settings
 from tests.support.poll import wait_until
 from tests.support.servers import ThreadServer
@@ -265,6 +267,40 @@ def test_common_words_find_the_memories_that_hold_them_together(api: Api, migrat
     # the memories holding both, then the rarer word's
     found = sorted(asyncio.run(keyword_arm(100)), key=lambda k: not k.startswith("both."))
     assert [k.split(".")[0] for k in found] == ["both"] * 12 + ["harbour"] * 8, found
+
+
+def test_a_conversation_reads_the_postings_its_latest_turn_weighs_most(
+    api: Api, migrated: str
+) -> None:
+    # In a large namespace the keyword arm reads postings up to a budget. A conversation's
+    # terms weigh by their turns, so it reads first the terms that weigh most for the
+    # postings they cost: the word the user asks about now (12 memories), before a rarer
+    # word an older assistant turn said in passing (10), when only one of them fits.
+    api.observe(
+        *({"key": f"violin.{i}", "value": f"violin recital {i}"} for i in range(10)),
+        *({"key": f"cello.{i}", "value": f"cello practice {i}"} for i in range(12)),
+        *({"key": f"misc.{i}", "value": f"weather report {i}"} for i in range(80)),
+    )
+    search = searched(
+        "how is the cello coming along?",
+        (Turn("user", "we talked about music"), Turn("assistant", "you once mentioned a violin")),
+        True,
+    )
+    terms, counts = weighted_query_terms(search.parts)
+
+    async def keyword_arm() -> list[str]:
+        pool = await open_pool(make_settings(), migrated, search=True)
+        try:
+            arm = search_store.Search(
+                api.ns, None, terms, counts, MemoryFilter(), 20, 0, 12, True, True
+            )
+            async with pool.connection() as conn:
+                rows = await search_store.arm_candidates(conn, arm, "keyword")
+        finally:
+            await pool.close()
+        return sorted(r["key"] for r in rows)
+
+    assert asyncio.run(keyword_arm()) == sorted(f"cello.{i}" for i in range(12))
 
 
 def test_validation_of_recall_input(api: Api) -> None:

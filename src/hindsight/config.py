@@ -374,9 +374,9 @@ class Settings(BaseSettings):
     keyword_postings_budget: int = Field(
         default=3000,
         ge=0,
-        description="Large namespaces: postings of the rarest query terms scored exactly "
-        "(when every term is more common, the memories holding the rarest together, at most "
-        "this many).",
+        description="Large namespaces: postings of the query terms that weigh most for "
+        "their postings (a question's rarest) scored exactly (when every term is more "
+        "common, the memories holding the rarest together, at most this many).",
     )
     index_build_memory_mb: int = Field(
         default=4096,

@@ -85,7 +85,8 @@ arm AS (
 )
 
 # The keyword arm of a large namespace reads the posting lists (GIN on keyword_terms) of the
-# query's rarest terms, up to a budget of postings, and scores those memories exactly, from
+# query's terms that weigh most for the postings they cost (`rare`), up to a budget of
+# postings, and scores those memories exactly, from
 # memory_keywords: a narrow copy of each memory's keyword columns, ~0.1 kB a row where the
 # memory's own is ~1.2 kB (migration 0035; measured at 100k, the arm alone 1.2-1.3x faster
 # at p50, recall end to end 5-10%: English p50 / p99 11.5 / 24.6 -> 10.3 / 20.9 ms,
@@ -98,6 +99,12 @@ arm AS (
 # only what the arm and the filters read: `SELECT *` cost ~0.3 µs more per posting (the
 # keyword arm alone, 150 queries interleaved: English 100k 3.16 -> 2.81 ms p50, Zipf 1M
 # 2.02 -> 1.81; both arms at once, English 100k, 5.14 -> 4.88).
+#
+# The terms are taken by the weight a posting read can add (query weight / df), each that
+# fits the budget alone. A question's terms weigh alike, so those are its rarest; a
+# conversation's weigh by their turns, and taken rarest first, a word an old turn said in
+# passing used the budget the word the user asks about now needed (at 100k, 7-15 earlier
+# turns: 0.85-0.93 -> 0.88-0.97 of the arm's exact top 10 found, benchmarks/README item 46).
 #
 # When even the rarest term is too common for the budget (4-5% of the matrix's queries at
 # 100k, 14% at 1M), the best matches are the memories that hold several of the query's
@@ -120,8 +127,9 @@ COMMON_POSTINGS = 30
 _SPARSE_ARM = """{narrow}
 rare AS (
     SELECT array_agg(term) AS terms FROM (
-        SELECT term, sum(df) OVER (ORDER BY df, term) AS postings
-        FROM stats WHERE term <> 0 AND df > 0
+        SELECT q.term, sum(s.df) OVER (ORDER BY q.w / s.df DESC, q.term) AS postings
+        FROM qweights q JOIN stats s ON s.term = q.term
+        WHERE q.term <> 0 AND s.df <= %(budget)s
     ) r
     WHERE postings <= %(budget)s
 ),
