@@ -49,12 +49,14 @@ from hindsight import core
 from hindsight.config import Settings
 from hindsight.db.pool import open_pool
 from hindsight.embeddings.builtin import BuiltinEmbedder
-from hindsight.retrieval.keywords import query_terms
+from hindsight.retrieval.keywords import query_terms, weighted_query_terms
+from hindsight.retrieval.searched import combined, searched
 from hindsight.services.bulk_import import BulkImporter, ImportItem
 from hindsight.services.observing import Observation
 from hindsight.services.recall import RecallRequest
 from hindsight.stores import search as search_store
 from hindsight.stores.filters import MemoryFilter
+from hindsight.text.conversation import Turn
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FILTERS: dict[str, dict[str, Any]] = {
@@ -195,14 +197,21 @@ async def raw_recall(
 
 
 async def hnsw_quality(
-    url: str, queries: list[tuple[str, str]], base: Settings, body: dict[str, Any]
+    url: str,
+    queries: list[tuple[str, str]],
+    base: Settings,
+    body: dict[str, Any],
+    contexts: list[tuple[Turn, ...]] | None = None,
 ) -> dict[str, float]:
     """Mean recall@10 of the large-namespace path against exact search: for each arm on its
     own (the vector arm is the HNSW index; the keyword arm reads posting lists, and
-    ANDs them when every term is common), and for the ranked answers a user sees."""
+    ANDs them when every term is common), and for the ranked answers a user sees.
+    `contexts`: each query's earlier turns, searched as the service searches a
+    conversation (its turns weighed, the vector their embeddings' weighted mean)."""
     flt = filter_of(body)
     embedder = BuiltinEmbedder()
     scores: dict[str, list[float]] = {"vector": [], "keyword": [], "answers": []}
+    turns = contexts or [()] * len(queries)
 
     def overlap(got: list[Any], exact: list[Any], into: str) -> None:
         if exact:
@@ -212,12 +221,23 @@ async def hnsw_quality(
 
     pool = await open_pool(base, url, search=True)
     async with pool.connection() as conn:
-        for ns, q in queries:
-            terms, counts = query_terms(q)
-            vector = HalfVector(embedder.embed_one(q))
+        for (ns, q), context in zip(queries, turns, strict=True):
+            search = searched(q, context, base.recall_conversation)
+            terms, counts = weighted_query_terms(search.parts)
+            vectors = [embedder.embed_one(text) for text, _ in search.parts]
+            weights = [w for _, w in search.parts]
+            vector = HalfVector(vectors[0] if len(vectors) == 1 else combined(vectors, weights))
             by_mode = {
                 exact_max: search_store.Search(
-                    ns, vector, terms, counts, flt, 10, exact_max, base.keyword_postings_budget
+                    ns,
+                    vector,
+                    terms,
+                    counts,
+                    flt,
+                    10,
+                    exact_max,
+                    base.keyword_postings_budget,
+                    keyword_of_memory=search.conversation,
                 )
                 for exact_max in (10**12, 0)
             }
@@ -234,8 +254,13 @@ async def hnsw_quality(
         hs = await core.start(settings, database_url=url, redis_url=None, background=False)
         try:
             answers[mode] = [
-                [h.row["id"] for h in (await hs.recall.rank(ns, RecallRequest(q, 10, flt))).results]
-                for ns, q in queries
+                [
+                    h.row["id"]
+                    for h in (
+                        await hs.recall.rank(ns, RecallRequest(q, 10, flt, context=context))
+                    ).results
+                ]
+                for (ns, q), context in zip(queries, turns, strict=True)
             ]
         finally:
             await hs.aclose()

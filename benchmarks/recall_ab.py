@@ -18,8 +18,9 @@ service's own Server-Timing (db, and the app's whole time) and the quality of ea
 variant's settings: the share of the exact fused top 10 (the same ranking with every
 arm searched exactly) its answers find (`benchmarks.perf.hnsw_quality`). `--turns N` asks
 each query as the latest user turn of a conversation (`context`: N earlier turns, the
-corpus's own sentences), as an agent recalls with the dialogue so far; quality is then not
-measured (the exact search it compares with asks plain queries).
+corpus's own sentences), as an agent recalls with the dialogue so far; quality then
+compares with the same conversations searched exactly. Quality is measured in-process with
+this checkout's code and each variant's settings (not `--baseline-src`'s code).
 Writes results/recall_ab.md.
 """
 
@@ -53,6 +54,7 @@ from benchmarks.matrix import (
 from benchmarks.perf import hnsw_quality, summary
 from benchmarks.stack import API_KEY, LightClient, Service, server_timing, stores
 from hindsight.config import Settings
+from hindsight.text.conversation import Turn
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -174,18 +176,25 @@ def run_corpus(
                 [(ns, b) for b in bodies[args.queries :]],
             )
         load_average = round(os.getloadavg()[0], 1)
-        # the exact search it compares with asks plain queries
         quality = {
             label: asyncio.run(
-                hnsw_quality(url, [(ns, q) for q in asked[: args.quality]], settings_of(env), {})
+                hnsw_quality(
+                    url,
+                    [(ns, b["query"]) for b in bodies[: args.quality]],
+                    settings_of(env),
+                    {},
+                    [turns_of(b) for b in bodies[: args.quality]],
+                )
             )["answers"]
-            if not args.turns
-            else float("nan")
             for label, env in (("before", baseline), ("after", {}))
         }
     out = {"times": times, "quality": quality, "load_average": load_average}
     print(f"[{name}] {out}", flush=True)
     return out
+
+
+def turns_of(body: dict[str, Any]) -> tuple[Turn, ...]:
+    return tuple(Turn(t["role"], t["content"]) for t in body.get("context", ()))
 
 
 def conversations(corpus: Any, queries: list[str], turns: int) -> list[dict[str, Any]]:
@@ -233,7 +242,8 @@ def report(results: dict[str, dict[str, Any]], args: argparse.Namespace, argv: l
         "the service process's CPU time (user + system) over the timed queries per recall,",
         "background work included. Quality: the",
         "share of the exact fused top 10 (every arm searched exactly, same ranking) the",
-        f"answers find, over the first {args.quality} queries (plain queries only). Target: "
+        f"answers find, over the first {args.quality} queries (this checkout's code with each "
+        "side's settings). Target: "
         "p50 ≤ 5 ms.",
         "",
         "| corpus | variant | recall p50 | p99 | db p50 | app p50 | outside app | worker CPU "
