@@ -263,6 +263,37 @@ def test_common_words_are_read_from_the_postings_anded(big_db: str) -> None:
     assert not [n for n in nodes if n.index == "ix_long_term_memory_keywords"]
 
 
+def test_a_small_namespaces_keyword_arm_scans_the_narrow_copies(big_db: str) -> None:
+    """A namespace searched exactly scores every memory's keyword vector: read from
+    memory_keywords (~0.1 kB a row) when the filters are the copy's, not from the memories'
+    own rows (~1.2 kB, six to a page); a filter on a column the copy lacks reads the
+    memories' rows, and both find the same."""
+    query = "project meeting notes"
+    terms, counts = query_terms(query)
+    vector = HalfVector(BuiltinEmbedder().embed_one(query))
+
+    async def run(f: MemoryFilter) -> tuple[list[PlanNode], list[Any]]:
+        pool = await open_pool(make_settings(db_pool_min=1, db_pool_max=1), big_db, search=True)
+        try:
+            search = search_store.Search("tiny", vector, terms, counts, f, PER_ARM, EXACT_MAX, 0)
+            async with pool.connection() as conn:
+                sql, params = search.statement("keyword")
+                nodes = list(executed_nodes(await explain_generic(conn, sql, params)))
+                rows = await search_store.arm_candidates(conn, search, "keyword")
+        finally:
+            await pool.close()
+        return nodes, sorted(r["id"] for r in rows)
+
+    nodes, copied = asyncio.run(run(MemoryFilter()))
+    memories = ("memory_keywords", "long_term_memory")
+    scanned = {n.relation for n in nodes if n.relation in memories and n.rows_read > PER_ARM}
+    assert scanned == {"memory_keywords"}, [str(n) for n in nodes]
+    # min_confidence 0 admits every memory, from a column only the memory's row holds
+    nodes, own = asyncio.run(run(MemoryFilter(min_confidence=0.0)))
+    assert any(n.relation == "long_term_memory" and n.rows_read > PER_ARM for n in nodes)
+    assert copied and copied == own
+
+
 def test_every_filter_reaches_the_keyword_arms_postings(big_db: str) -> None:
     """The keyword arm's postings come from a subquery that selects only the columns the
     arm and the filters read (stores.filters.FILTER_COLUMNS); a filter on any other column

@@ -100,6 +100,12 @@ arm AS (
 # keyword arm alone, 150 queries interleaved: English 100k 3.16 -> 2.81 ms p50, Zipf 1M
 # 2.02 -> 1.81; both arms at once, English 100k, 5.14 -> 4.88).
 #
+# A small namespace's keyword vectors are all scored (the exact branch), from
+# memory_keywords when the filters read only what it copies, as the postings are: the
+# memories' own rows are ~1.2 kB, six to a page with the embedding (measured, one namespace
+# of 5,000 English sentences: the branch 5.1 -> 1.5 ms, 992 heap pages -> the copy's;
+# recall p50 -6%, benchmarks/README item 47).
+#
 # The terms are taken by the weight a posting read can add (query weight / df), each that
 # fits the budget alone. A question's terms weigh alike, so those are its rarest; a
 # conversation's weigh by their turns, and taken rarest first, a word an old turn said in
@@ -148,7 +154,7 @@ common AS (
       AND postings <= %(budget)s * {common_postings}
 ),
 arm AS (
-    (SELECT m.id FROM long_term_memory m
+    (SELECT m.id FROM {exact_rows} m
      WHERE m.namespace = %(ns)s{filters} AND {exact_gate}
        AND (SELECT v FROM qvec) IS NOT NULL AND m.keywords <#> (SELECT v FROM qvec) < 0
      ORDER BY (m.keywords <#> (SELECT v FROM qvec)) + 0 LIMIT %(n)s)
@@ -386,6 +392,7 @@ class Search:
         postings = form.replace("{index_gate}", narrowing.index_gate)
         rare, common = (postings.replace("{rows}", rows) for rows in _ROWS[copied])
         sql = sql.replace("{postings}", rare).replace("{common}", common)
+        sql = sql.replace("{exact_rows}", "memory_keywords" if copied else "long_term_memory")
         return sql.replace("{filters}", filters).replace("{same_shard}", same_shard), params
 
 
