@@ -197,13 +197,7 @@ def statement(search: search_store.Search, arm: str, narrowed: bool) -> tuple[st
     sql, params = search.statement(arm)
     if not narrowed:  # as before narrowing: the filter checked on what the walk meets
         filters = filter_sql(search.filter, params, "m")
-        postings = search_store._postings(filters).replace("{index_gate}", UNNARROWED.index_gate)
-        sql = (
-            search_store.ARMS[arm]
-            .replace("{postings}", postings)
-            .replace("{filters}", filters)
-            .replace("{same_shard}", "")
-        )
+        sql = search_store.filled(search_store.ARMS[arm], filters, UNNARROWED.index_gate)
     return sql, params
 
 

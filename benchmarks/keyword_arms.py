@@ -15,7 +15,8 @@ memory counts when its exact score reaches the 10th exact score). Variants:
   narrow row; when even the rarest term has more, the memories holding the rarest few
   together, item 41);
 - `rarest`: the same, the terms taken rarest first whatever their weight (the order before
-  item 46; a question's terms weigh alike, so only a conversation's differ);
+  item 46; it differs for a conversation's turn-weighted terms, and for a question only
+  when a word is said twice or the first person adds the half-weighted `user`);
 - `budgetN`: the same with a budget of N postings;
 - `enoughN`: the budget as today, but a commoner term's postings only while the rarer
   terms' hold fewer than N;
@@ -25,7 +26,7 @@ memory counts when its exact score reaches the 10th exact score). Variants:
   postings, summed per memory by the query's IDF weights, the best C scored exactly from
   their rows;
 - `hybridBxMxC`: the same table, but the rarest terms' postings up to B read whole (as
-  `today` reads them, index-only instead of a heap row each) and the other terms' M heaviest.
+  `rarest` reads them, index-only instead of a heap row each) and the other terms' M heaviest.
 - `cover`: today's arm, exact, but each budgeted posting scored from a covering index alone:
   a prototype table of one row per memory and term carrying a copy of the memory's keyword
   vector (and its expiry), `(namespace, term) INCLUDE (id, expires_at, keywords)`;
@@ -231,12 +232,12 @@ def statement(variant: str, search: search_store.Search) -> tuple[str, dict[str,
     if variant.startswith("budget"):
         return sql, {**params, "budget": int(variant.removeprefix("budget"))}
     if variant.startswith("enough"):
+        # rarest first, as it was measured (item 35)
         old = "    WHERE postings <= %(budget)s\n"
-        assert old in sql
+        assert old in sql and _BY_WEIGHT in sql
         new = "    WHERE postings <= %(budget)s AND postings - df < %(enough)s\n"
-        sql = sql.replace(old, new).replace(
-            "SELECT term, sum(df) OVER", "SELECT term, df, sum(df) OVER"
-        )
+        rarest = _RAREST.replace("SELECT term, sum(df) OVER", "SELECT term, df, sum(df) OVER")
+        sql = sql.replace(old, new).replace(_BY_WEIGHT, rarest)
         return sql, {**params, "enough": int(variant.removeprefix("enough"))}
     if variant == "cover":
         arm = COVER_ARM
@@ -252,10 +253,10 @@ def statement(variant: str, search: search_store.Search) -> tuple[str, dict[str,
     else:
         raise SystemExit(f"--variants: unknown {variant!r}")
     template = search_store._statement(search_store._QUERY_TERMS, arm, search_store._SCORED)
-    filled = search_store._narrowed(template, UNNARROWED)
     # the request's filters on `wide`, which reads every column they may name
     filters = filter_sql(search.filter, params, "m") if variant == "wide" else ""
-    return filled.replace("{filters}", filters).replace("{same_shard}", ""), params
+    narrowed = search_store._narrowed(template, UNNARROWED)
+    return search_store.filled(narrowed, filters, UNNARROWED.index_gate), params
 
 
 async def exact(conn: Connection, search: search_store.Search) -> tuple[float, int, float] | None:
@@ -469,6 +470,8 @@ def main() -> None:
         help="only queries whose rarest term has more postings than the budget",
     )
     args = parser.parse_args()
+    if args.only_common and args.turns:
+        parser.error("--only-common picks questions by their own terms: not with --turns")
     variants = args.variants.split(",")
     results: dict[str, dict[str, Any]] = {}
     with stores(args.keep) as s:

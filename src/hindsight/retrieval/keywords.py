@@ -7,8 +7,8 @@ grows. The query side carries the inverse document frequency, computed per names
 query time from exact document frequencies (see `stores.memories`):
     idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
 The inner product of the two is the BM25 score. Recall scores the memories the posting
-lists of the query's rarest terms name (`stores.search`), and each candidate of the other
-arm, with it.
+lists of the query's terms name, those that weigh most for their postings first
+(`stores.search`), and each candidate of the other arm, with it.
 
 Terms are the keyword tokens (`text.tokenize`) with English words stemmed (`text.stem`),
 so "adopted" finds "adopting" (migration 0028 re-indexed the memories stored before).

@@ -106,8 +106,9 @@ arm AS (
 # of 5,000 English sentences: the branch 5.1 -> 1.5 ms, 992 heap pages -> the copy's;
 # recall p50 -6%, benchmarks/README item 47).
 #
-# The terms are taken by the weight a posting read can add (query weight / df), each that
-# fits the budget alone. A question's terms weigh alike, so those are its rarest; a
+# The terms are taken by the weight a posting read can add (query weight / df) until the
+# budget is spent (a term that alone holds more is left out). When a question's terms weigh
+# alike (no word said twice; the first person's `user` weighs half), those are its rarest; a
 # conversation's weigh by their turns, and taken rarest first, a word an old turn said in
 # passing used the budget the word the user asks about now needed (at 100k, 7-15 earlier
 # turns: 0.85-0.93 -> 0.88-0.97 of the arm's exact top 10 found, benchmarks/README item 46).
@@ -387,13 +388,20 @@ class Search:
         which = "vector sharded" if sharded and arm == "vector" else arm
         sql = ARMS[which] if narrowing is UNNARROWED else _narrowed(_TEMPLATES[which], narrowing)
         same_shard = _SAME_SHARD if sharded else ""
-        form = _postings(filters)
-        copied = form is _COPY_POSTINGS
-        postings = form.replace("{index_gate}", narrowing.index_gate)
-        rare, common = (postings.replace("{rows}", rows) for rows in _ROWS[copied])
-        sql = sql.replace("{postings}", rare).replace("{common}", common)
-        sql = sql.replace("{exact_rows}", "memory_keywords" if copied else "long_term_memory")
-        return sql.replace("{filters}", filters).replace("{same_shard}", same_shard), params
+        return filled(sql, filters, narrowing.index_gate, same_shard=same_shard), params
+
+
+def filled(sql: str, filters: str, index_gate: str, *, same_shard: str = "") -> str:
+    """An arm's statement with the request's filters (as filter_sql renders them) and what
+    they decide: whether the keyword vectors are read from memory_keywords' copies (the
+    exact branch, the postings branches) or the memories' own rows."""
+    form = _postings(filters)
+    copied = form is _COPY_POSTINGS
+    postings = form.replace("{index_gate}", index_gate)
+    rare, common = (postings.replace("{rows}", rows) for rows in _ROWS[copied])
+    sql = sql.replace("{postings}", rare).replace("{common}", common)
+    sql = sql.replace("{exact_rows}", "memory_keywords" if copied else "long_term_memory")
+    return sql.replace("{filters}", filters).replace("{same_shard}", same_shard)
 
 
 _NAMED = re.compile(r"%\((\w+)\)s")

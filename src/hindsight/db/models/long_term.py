@@ -238,9 +238,10 @@ Index(
     postgresql_where=text("live"),
 )
 
-# The keyword arm reads a posting per memory holding one of the query's rarest terms, and
-# scores each from this copy of what it reads: a narrow row per memory instead of the
-# memory's own ~1.2 kB row with its embedding (migration 0035; benchmarks/README item 35).
+# The keyword arm reads a posting per memory holding one of the query's terms it chose, and
+# scores each from this copy of what it reads (a small namespace: every copy of it): a
+# narrow row per memory instead of the memory's own ~1.2 kB row with its embedding
+# (migration 0035; benchmarks/README items 35, 47).
 memory_keywords = Table(
     "memory_keywords",
     metadata,
